@@ -1,0 +1,43 @@
+# Set-up and checks. `make run` and `make test` install what is missing first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+TYPECHECK_TREE := .typecheck/coding_harness
+
+.PHONY: install run test check lint typecheck bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+run: install
+	$(BIN)/harness
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# mypy cannot follow setuptools' editable import hook, so it reads the package
+# through a tree of symlinks that mirrors the installed layout.
+typecheck: install
+	mkdir -p $(TYPECHECK_TREE)
+	ln -sfn ../../protocol $(TYPECHECK_TREE)/protocol
+	ln -sfn ../../daemon $(TYPECHECK_TREE)/daemon
+	ln -sfn ../../client $(TYPECHECK_TREE)/client
+	cd .typecheck && ../$(BIN)/mypy --config-file ../pyproject.toml -p coding_harness
+
+check: lint typecheck test
+
+bench: install
+	$(BIN)/python bench/oneshot_startup.py
+
+clean:
+	rm -rf $(VENV) .typecheck .pytest_cache .mypy_cache .ruff_cache *.egg-info build dist
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

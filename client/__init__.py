@@ -1,0 +1,1 @@
+"""The `harness` command: one-shot runs, the REPL, approvals and daemon control."""

@@ -1,0 +1,1 @@
+"""The agent loop: one turn of model calls and tool calls, with its guards."""

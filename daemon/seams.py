@@ -1,0 +1,123 @@
+"""The seams between the agent loop and what it drives, as Protocols.
+
+The loop sees a `Model`, a `ToolExecutor`, an `Approver` and an `EventSink`;
+implementations do not inherit from these. The records that cross the seams
+live here too, so providers, tools and the loop share one vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+JSONObject = dict[str, Any]
+
+
+@dataclass(kw_only=True, slots=True)
+class ToolCall:
+    """One call the model asked for; `arguments` is the raw JSON text it sent."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_wire(self) -> JSONObject:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass(kw_only=True, slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.cached_tokens += other.cached_tokens
+        self.completion_tokens += other.completion_tokens
+
+    def to_wire(self) -> JSONObject:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+
+@dataclass(kw_only=True, slots=True)
+class ModelReply:
+    """One normalized answer from any provider type."""
+
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+    def to_message(self) -> JSONObject:
+        """The assistant message in chat-completions format, as history keeps it."""
+        message: JSONObject = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = [call.to_wire() for call in self.tool_calls]
+        elif message["content"] is None:
+            message["content"] = ""
+        return message
+
+
+class StreamSink(Protocol):
+    """Receives streamed pieces of an answer as they arrive."""
+
+    def text_delta(self, text: str) -> None: ...
+
+    def reasoning_delta(self, text: str) -> None: ...
+
+
+class Model(Protocol):
+    """A provider: sends one chat-completions payload, returns one reply.
+
+    Raises `providers.errors.ModelError` (or a subclass) for every failure.
+    """
+
+    @property
+    def label(self) -> str: ...
+
+    async def complete(self, payload: JSONObject, sink: StreamSink) -> ModelReply: ...
+
+
+class EventSink(Protocol):
+    """Publishes an event to every client attached to the session."""
+
+    def emit(self, kind: str, data: JSONObject) -> None: ...
+
+
+@dataclass(kw_only=True, slots=True)
+class ApprovalRequest:
+    kind: Literal["edit", "command"]
+    path: str
+    diff: str
+    summary: str
+
+
+@dataclass(kw_only=True, slots=True)
+class ApprovalDecision:
+    decision: Literal["yes", "no", "skip"]
+    reason: str = ""
+    client: str = ""
+
+
+class Approver(Protocol):
+    """Asks the people attached to the session; waits for the first answer."""
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalDecision: ...
+
+
+class ToolExecutor(Protocol):
+    """The tools bound to one turn: their schemas, and running one call."""
+
+    def schemas(self) -> list[JSONObject]: ...
+
+    async def execute(self, call: ToolCall) -> str: ...

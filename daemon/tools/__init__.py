@@ -1,0 +1,1 @@
+"""The tools the model calls, confined to the session's workspace."""

@@ -1,0 +1,129 @@
+"""JSON-RPC error codes as classes, mapped to and from the wire in one place.
+
+The specification's codes (-32700..-32603) and the project's own, which sit in
+-32000..-32099. docs/protocol.md lists them all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RpcError(Exception):
+    """An error that travels as a JSON-RPC error object."""
+
+    code: int = -32603
+    default_message: str = "Internal error"
+
+    def __init__(self, message: str | None = None, data: Any = None) -> None:
+        self.message = message or self.default_message
+        self.data = data
+        super().__init__(self.message)
+
+    def to_wire(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class ParseError(RpcError):
+    code = -32700
+    default_message = "Parse error"
+
+
+class InvalidRequest(RpcError):
+    code = -32600
+    default_message = "Invalid Request"
+
+
+class MethodNotFound(RpcError):
+    code = -32601
+    default_message = "Method not found"
+
+
+class InvalidParams(RpcError):
+    code = -32602
+    default_message = "Invalid params"
+
+
+class InternalError(RpcError):
+    code = -32603
+    default_message = "Internal error"
+
+
+class MessageTooLarge(RpcError):
+    code = -32000
+    default_message = "Message too large"
+
+
+class NotInitialized(RpcError):
+    code = -32001
+    default_message = "Not initialized: send initialize first"
+
+
+class AlreadyInitialized(RpcError):
+    code = -32002
+    default_message = "Already initialized"
+
+
+class UnsupportedProtocol(RpcError):
+    code = -32003
+    default_message = "Unsupported protocol version"
+
+
+class SessionNotFound(RpcError):
+    code = -32010
+    default_message = "No such session"
+
+
+class ApprovalNotPending(RpcError):
+    code = -32011
+    default_message = "No such pending approval"
+
+
+class PeerRefused(RpcError):
+    code = -32012
+    default_message = "Refused for this peer"
+
+
+class ShuttingDown(RpcError):
+    code = -32013
+    default_message = "Daemon is shutting down"
+
+
+_BY_CODE: dict[int, type[RpcError]] = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        MessageTooLarge,
+        NotInitialized,
+        AlreadyInitialized,
+        UnsupportedProtocol,
+        SessionNotFound,
+        ApprovalNotPending,
+        PeerRefused,
+        ShuttingDown,
+    )
+}
+
+
+def from_wire(error: Any) -> RpcError:
+    """The exception for an error object received from the other side."""
+    if not isinstance(error, dict):
+        return InternalError(f"malformed error object: {error!r}")
+    code = error.get("code")
+    message = str(error.get("message") or "")
+    cls = _BY_CODE.get(code) if isinstance(code, int) else None
+    exc = (cls or RpcError)(message or None, error.get("data"))
+    if cls is None and isinstance(code, int):
+        exc.code = code
+    return exc
+
+
+def all_codes() -> dict[int, type[RpcError]]:
+    return dict(_BY_CODE)

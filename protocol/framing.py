@@ -1,0 +1,69 @@
+"""Newline-delimited JSON framing with a maximum message size.
+
+One JSON text per line, UTF-8, `\n` terminated. The decoder is sans-IO: feed
+it bytes as they arrive and it hands back complete lines, or an `Oversized`
+marker once for a line that grew past the limit (the rest of that line is
+discarded as it arrives, so memory stays bounded).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized:
+    """Stands in for a line that exceeded the limit."""
+
+    size_seen: int
+
+
+def encode(message: Any) -> bytes:
+    """One message as a line of compact UTF-8 JSON."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8") + b"\n"
+
+
+class LineDecoder:
+    """Splits a byte stream into lines no longer than `limit` bytes."""
+
+    def __init__(self, limit: int = MAX_MESSAGE_BYTES) -> None:
+        self._limit = limit
+        self._buffer = bytearray()
+        self._discarding = False
+        self._discarded = 0
+
+    def feed(self, data: bytes) -> list[bytes | Oversized]:
+        out: list[bytes | Oversized] = []
+        start = 0
+        while True:
+            newline = data.find(b"\n", start)
+            chunk = data[start:] if newline < 0 else data[start:newline]
+            if self._discarding:
+                self._discarded += len(chunk)
+            else:
+                self._buffer += chunk
+                if len(self._buffer) > self._limit:
+                    self._discarding = True
+                    self._discarded = len(self._buffer)
+                    self._buffer.clear()
+                    out.append(Oversized(self._discarded))
+            if newline < 0:
+                return out
+            if self._discarding:
+                self._discarding = False
+            else:
+                line = bytes(self._buffer).rstrip(b"\r")
+                if line.strip():
+                    out.append(line)
+            self._buffer.clear()
+            start = newline + 1
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an unfinished line held in memory."""
+        return len(self._buffer)

@@ -1,0 +1,47 @@
+"""Names of every JSON-RPC method and event kind, as constants.
+
+docs/protocol.md describes each; a client or daemon never spells one inline.
+"""
+
+from typing import Final
+
+INITIALIZE: Final = "initialize"
+
+DAEMON_STATUS: Final = "daemon.status"
+DAEMON_SHUTDOWN: Final = "daemon.shutdown"
+DAEMON_RELOAD: Final = "daemon.reload"
+
+SESSION_CREATE: Final = "session.create"
+SESSION_LIST: Final = "session.list"
+SESSION_ATTACH: Final = "session.attach"
+SESSION_DETACH: Final = "session.detach"
+SESSION_SUBMIT: Final = "session.submit"
+SESSION_CANCEL: Final = "session.cancel"
+SESSION_HISTORY: Final = "session.history"
+
+APPROVAL_RESPOND: Final = "approval.respond"
+
+# The one notification the daemon sends.
+EVENT: Final = "event"
+
+
+class EventKind:
+    """The `kind` of an `event` notification."""
+
+    TURN_STARTED: Final = "turn.started"
+    TURN_QUEUED: Final = "turn.queued"
+    TEXT_DELTA: Final = "text.delta"
+    REASONING_DELTA: Final = "reasoning.delta"
+    TOOL_CALL: Final = "tool.call"
+    TOOL_RESULT: Final = "tool.result"
+    DIFF: Final = "diff"
+    APPROVAL_REQUESTED: Final = "approval.requested"
+    APPROVAL_RESOLVED: Final = "approval.resolved"
+    CHECK_RESULT: Final = "check.result"
+    USAGE: Final = "usage"
+    NOTICE: Final = "notice"
+    ERROR: Final = "error"
+    TURN_FINISHED: Final = "turn.finished"
+
+
+DECISIONS: Final = ("yes", "no", "skip")
