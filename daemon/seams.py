@@ -91,7 +91,7 @@ class Model(Protocol):
 class EventSink(Protocol):
     """Publishes an event to every client attached to the session."""
 
-    def emit(self, kind: str, data: JSONObject) -> None: ...
+    def emit(self, kind: str, data: JSONObject) -> object: ...
 
 
 @dataclass(kw_only=True, slots=True)

@@ -1,0 +1,78 @@
+"""Find the daemon, or start one in the background and wait for it.
+
+The client never imports the daemon: it starts `python -m
+coding_harness.daemon` as its own session leader, with the socket path this
+client resolved, and polls the socket for a few seconds. Two clients racing
+to start one are fine: the daemon's lock lets one win, and both connect to it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from coding_harness.protocol import paths
+from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
+
+START_TIMEOUT = 8.0
+POLL_INTERVAL = 0.03
+
+
+class DaemonStartFailed(DaemonUnreachable):
+    pass
+
+
+def start_log_path() -> Path:
+    return paths.state_dir() / "harnessd.stderr"
+
+
+def spawn_daemon(socket_path: Path) -> subprocess.Popen[bytes]:
+    log_path = start_log_path()
+    log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with log_path.open("ab") as log_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "coding_harness.daemon", "--socket", os.fspath(socket_path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log_file,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+
+def connect_or_start(socket_path: Path, *, timeout: float = START_TIMEOUT) -> Connection:
+    try:
+        return connect(socket_path)
+    except DaemonUnreachable:
+        pass
+    process = spawn_daemon(socket_path)
+    deadline = time.monotonic() + timeout
+    last_error = "it did not answer"
+    while time.monotonic() < deadline:
+        try:
+            return connect(socket_path)
+        except DaemonUnreachable as exc:
+            last_error = str(exc)
+        code = process.poll()
+        if code not in (None, 0) and not _lost_a_race():
+            raise DaemonStartFailed(f"the daemon failed to start: {_last_line()}")
+        time.sleep(POLL_INTERVAL)
+    raise DaemonStartFailed(
+        f"the daemon did not answer on {socket_path} within {timeout:.0f} s ({last_error}); "
+        f"see {start_log_path()}"
+    )
+
+
+def _last_line() -> str:
+    try:
+        lines = start_log_path().read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "no output"
+    return lines[-1] if lines else "no output"
+
+
+def _lost_a_race() -> bool:
+    return "already running" in _last_line()

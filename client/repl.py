@@ -1,0 +1,118 @@
+"""The interactive REPL: submit lines, print the stream, answer approvals.
+
+Built on prompt_toolkit (history in ~/.coding_agent_history). Ctrl-C during a
+turn cancels that turn and stays in the REPL; Ctrl-D leaves, detaching
+without stopping anything that runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.history import FileHistory
+
+from coding_harness.protocol import methods, paths
+from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol.version import __version__
+
+from . import approval_prompt, exit_codes
+from .args import OneShotOptions
+from .launcher import connect_or_start
+from .oneshot import key_env
+from .printer import PrintOptions, TurnPrinter
+from .style import Style, color_wanted
+from .turn_driver import TurnDriver
+
+HISTORY_FILE = Path("~/.coding_agent_history")
+HELP = """\
+/help              this list
+/quit              leave the REPL (the session stays in the daemon)
+Anything else is a task for the agent. Ctrl-C cancels a running turn; Ctrl-D leaves."""
+
+
+def run_repl(options: OneShotOptions) -> int:
+    style = Style(sys.stderr, color=color_wanted(sys.stderr, options.plain))
+    try:
+        conn = connect_or_start(paths.socket_path())
+    except DaemonUnreachable as exc:
+        style.line(f"harness: cannot reach the daemon: {exc}", "red")
+        return exit_codes.DAEMON_UNREACHABLE
+    with conn:
+        try:
+            return _Repl(conn, options, style).loop()
+        except DaemonUnreachable as exc:
+            style.line(f"harness: {exc}", "red")
+            return exit_codes.DAEMON_UNREACHABLE
+
+
+class _Repl:
+    def __init__(self, conn: Connection, options: OneShotOptions, style: Style) -> None:
+        self.conn = conn
+        self.options = options
+        self.style = style
+        self.prompt: PromptSession[str] = PromptSession(
+            history=FileHistory(os.fspath(HISTORY_FILE.expanduser()))
+        )
+        info = conn.initialize("harness-repl", __version__)
+        cwd = Path(options.cwd or os.getcwd()).resolve()
+        self.session: dict[str, Any] = conn.request(
+            methods.SESSION_CREATE,
+            {
+                "cwd": str(cwd),
+                "provider": options.provider or os.environ.get("CODING_AGENT_PROVIDER") or None,
+                "model": options.model or os.environ.get("CODING_AGENT_MODEL") or None,
+                "env": key_env(info.get("key_env") or []),
+            },
+        )
+        conn.request(methods.SESSION_ATTACH, {"session": self.session["session"]})
+        printer = TurnPrinter(style, PrintOptions(quiet=options.quiet, stream_reply=True), sys.stdout)
+        self.driver = TurnDriver(conn, self.session["session"], printer, self._answer)
+
+    def loop(self) -> int:
+        if not self.options.quiet:
+            self.style.line("coding-harness REPL. /help for commands, /quit or Ctrl-D to leave.", "bold")
+            self.style.line(
+                f"{self.session['provider']} · {self.session['model']} · {self.session['cwd']}", "dim"
+            )
+        while True:
+            try:
+                line = self.prompt.prompt("> ").strip()
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                return exit_codes.OK
+            if not line:
+                continue
+            if line in ("/quit", "/exit"):
+                return exit_codes.OK
+            if line == "/help":
+                print(HELP)
+                continue
+            self._submit(line)
+
+    def _submit(self, text: str) -> None:
+        submitted = self.conn.request(
+            methods.SESSION_SUBMIT,
+            {"session": self.session["session"], "text": text, "env": key_env(self.session.get("key_env") or [])},
+        )
+        try:
+            finished = self.driver.follow(submitted["turn"])
+        except KeyboardInterrupt:
+            return
+        self.driver.printer.final(finished)
+        code = finished.get("exit_code")
+        if code not in (0, None):
+            self.style.line(f"(turn ended with exit code {code})", "dim")
+
+    def _answer(self, request: dict[str, Any]) -> tuple[str, str] | None:
+        def read_line() -> str:
+            try:
+                return self.prompt.prompt("") + "\n"
+            except EOFError:
+                return ""
+
+        return approval_prompt.ask(self.style, read_line=read_line)

@@ -1,0 +1,58 @@
+"""Output styling without heavy imports: ANSI colors when wanted, else plain.
+
+Color is on only when the stream is a terminal, NO_COLOR is unset and the
+user did not pass --plain/--no-color. Everything printed goes through
+`visible` first, so escapes from untrusted text never reach the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+from .sanitize import visible
+
+RESET = "\x1b[0m"
+CODES = {
+    "red": "\x1b[31m",
+    "green": "\x1b[32m",
+    "yellow": "\x1b[33m",
+    "cyan": "\x1b[36m",
+    "dim": "\x1b[2m",
+    "bold": "\x1b[1m",
+}
+
+
+def color_wanted(stream: TextIO, plain: bool) -> bool:
+    if plain or os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class Style:
+    def __init__(self, stream: TextIO | None = None, *, color: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.color = color
+
+    def paint(self, text: str, style: str) -> str:
+        safe = visible(text)
+        if not self.color or style not in CODES:
+            return safe
+        return f"{CODES[style]}{safe}{RESET}"
+
+    def line(self, text: str, style: str = "") -> None:
+        self.stream.write(self.paint(text, style) + "\n")
+        self.stream.flush()
+
+    def diff(self, text: str) -> None:
+        for raw in text.splitlines():
+            if raw.startswith(("+++", "---", "@@")):
+                self.line(raw, "cyan")
+            elif raw.startswith("+"):
+                self.line(raw, "green")
+            elif raw.startswith("-"):
+                self.line(raw, "red")
+            else:
+                self.line(raw)

@@ -1,0 +1,38 @@
+"""Keeping a history the model will accept.
+
+A chat-completions history is invalid when an assistant message's tool calls
+lack their tool results, the state a cancelled or crashed turn leaves.
+`repair_dangling` adds a result for each missing one.
+"""
+
+from __future__ import annotations
+
+from ..seams import JSONObject
+
+
+def tool_message(call_id: str, name: str, content: str) -> JSONObject:
+    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+
+
+def repair_dangling(messages: list[JSONObject], note: str) -> int:
+    """Answer every unanswered tool call with `note`; return how many were added."""
+    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    added = 0
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        index += 1
+        if message.get("role") != "assistant":
+            continue
+        missing = [c for c in message.get("tool_calls") or [] if c.get("id") not in answered]
+        # Results belong right after their assistant message (and its other results).
+        insert_at = index
+        while insert_at < len(messages) and messages[insert_at].get("role") == "tool":
+            insert_at += 1
+        for call in missing:
+            name = str((call.get("function") or {}).get("name", ""))
+            messages.insert(insert_at, tool_message(str(call.get("id")), name, note))
+            answered.add(call.get("id"))
+            insert_at += 1
+            added += 1
+    return added

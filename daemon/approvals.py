@@ -1,0 +1,93 @@
+"""Approval requests of one session: asked of every client, first answer wins.
+
+`PendingApprovals.ask` publishes `approval.requested` and waits; the first
+valid `approval.respond` resolves it and every client sees
+`approval.resolved` with the decision and who gave it. A late or unknown
+answer gets a clear error. With nobody to answer, the request simply waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, cast
+
+from coding_harness.protocol import errors
+from coding_harness.protocol.methods import DECISIONS, EventKind
+
+from .seams import ApprovalDecision, ApprovalRequest
+
+if TYPE_CHECKING:
+    from .sessions import Session
+
+_ids = itertools.count(1)
+
+
+@dataclass(kw_only=True, slots=True)
+class _Pending:
+    request: ApprovalRequest
+    future: asyncio.Future[ApprovalDecision]
+    seq: int
+
+
+class PendingApprovals:
+    """Implements the `Approver` seam for one session."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._pending: dict[str, _Pending] = {}
+        self._resolved_by: dict[str, str] = {}
+
+    async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        request_id = f"a{next(_ids)}"
+        future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
+        event = self._session.emit(
+            EventKind.APPROVAL_REQUESTED,
+            {
+                "request": request_id,
+                "kind": request.kind,
+                "path": request.path,
+                "diff": request.diff,
+                "summary": request.summary,
+            },
+        )
+        self._pending[request_id] = _Pending(request=request, future=future, seq=event.seq)
+        previous_state = self._session.state
+        self._session.state = "waiting"
+        try:
+            return await future
+        finally:
+            self._pending.pop(request_id, None)
+            if self._session.state == "waiting":
+                self._session.state = previous_state
+
+    def respond(self, request_id: str, decision: str, reason: str, client: str) -> ApprovalDecision:
+        if decision not in DECISIONS:
+            raise errors.InvalidParams(f"decision must be one of {', '.join(DECISIONS)}")
+        pending = self._pending.get(request_id)
+        if pending is None or pending.future.done():
+            who = self._resolved_by.get(request_id)
+            if who:
+                raise errors.ApprovalNotPending(f"approval {request_id} was already resolved by {who}")
+            raise errors.ApprovalNotPending(f"no pending approval {request_id} in this session")
+        answer = ApprovalDecision(
+            decision=cast(Literal["yes", "no", "skip"], decision), reason=reason, client=client
+        )
+        pending.future.set_result(answer)
+        self._resolved_by[request_id] = client
+        self._session.emit(
+            EventKind.APPROVAL_RESOLVED,
+            {"request": request_id, "decision": decision, "reason": reason, "client": client},
+        )
+        return answer
+
+    def pending_seqs(self) -> set[int]:
+        return {p.seq for p in self._pending.values() if not p.future.done()}
+
+    def knows(self, request_id: str) -> bool:
+        """Pending now, or resolved earlier (so a late answer names who won)."""
+        return request_id in self._pending or request_id in self._resolved_by
+
+    def __len__(self) -> int:
+        return len(self._pending)

@@ -1,0 +1,178 @@
+"""The Unix socket: one daemon per path, private permissions, framed I/O.
+
+`SocketServer.start` takes an exclusive lock beside the socket before binding,
+so a second daemon stops with "already running (pid N)" and never unlinks a
+live socket; a stale socket (nothing answers) is replaced. Each connection's
+peer uid is checked; bytes are framed into messages and handed to the
+JSON-RPC endpoint; responses and events go out through the `Connection`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import socket
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+from coding_harness.protocol import errors
+from coding_harness.protocol.framing import MAX_MESSAGE_BYTES, LineDecoder, Oversized
+from coding_harness.protocol.paths import check_socket_path_length, ensure_private_dir
+
+from .connection import Connection
+from .rpc import Endpoint, error_response
+
+log = logging.getLogger(__name__)
+
+PARTIAL_MESSAGE_TIMEOUT = 60.0
+READ_CHUNK = 65536
+
+
+class AlreadyRunning(Exception):
+    pass
+
+
+class SocketServer:
+    def __init__(
+        self,
+        path: Path,
+        endpoint: Endpoint,
+        *,
+        max_message: int = MAX_MESSAGE_BYTES,
+        classify_peer: Callable[[int | None], bool] = lambda pid: False,
+        on_disconnect: Callable[[Connection], None] = lambda conn: None,
+    ) -> None:
+        self.path = path
+        self._endpoint = endpoint
+        self._max_message = max_message
+        self._classify_peer = classify_peer
+        self._on_disconnect = on_disconnect
+        self._lock_fd: int | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._inode: int | None = None
+        self.connections: set[Connection] = set()
+
+    # -- lifecycle -------------------------------------------------------
+    async def start(self, inherited: socket.socket | None = None) -> None:
+        if inherited is None:
+            check_socket_path_length(self.path)
+            ensure_private_dir(self.path.parent)
+            self._take_lock()
+            sock = self._bind()
+        else:
+            sock = inherited
+        self._server = await asyncio.start_unix_server(self._serve_client, sock=sock)
+
+    def _take_lock(self) -> None:
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise AlreadyRunning(f"a daemon is already running on {self.path} (pid {owner})") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def _bind(self) -> socket.socket:
+        if self.path.exists() or self.path.is_symlink():
+            if _answers(self.path):
+                raise AlreadyRunning(f"another process is serving on {self.path}")
+            log.info("replacing stale socket %s", self.path)
+            self.path.unlink()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_umask = os.umask(0o177)
+        try:
+            sock.bind(os.fspath(self.path))
+        finally:
+            os.umask(old_umask)
+        os.chmod(self.path, 0o600)
+        self._inode = self.path.stat().st_ino
+        sock.listen(128)
+        sock.setblocking(False)
+        return sock
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self.connections):
+            await conn.finish()
+        if self._inode is not None:
+            with contextlib.suppress(OSError):
+                if self.path.stat().st_ino == self._inode:
+                    self.path.unlink()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # -- connections -----------------------------------------------------
+    async def _serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        pid, uid = peer_credentials(writer.get_extra_info("socket"))
+        if uid is not None and uid != os.getuid():
+            log.warning("refused connection: peer uid %s != %s", uid, os.getuid())
+            writer.close()
+            return
+        conn = Connection(writer, peer_pid=pid)
+        conn.is_tool_descendant = self._classify_peer(pid)
+        self.connections.add(conn)
+        log.debug("%s connected", conn.label)
+        try:
+            await self._read_loop(reader, conn)
+        except (ConnectionError, OSError) as exc:
+            log.debug("%s: %s", conn.label, exc)
+        finally:
+            self.connections.discard(conn)
+            self._on_disconnect(conn)
+            await conn.finish()
+            log.debug("%s disconnected", conn.label)
+
+    async def _read_loop(self, reader: asyncio.StreamReader, conn: Connection) -> None:
+        decoder = LineDecoder(self._max_message)
+        while not conn.closed.is_set():
+            timeout = PARTIAL_MESSAGE_TIMEOUT if decoder.pending else None
+            try:
+                data = await asyncio.wait_for(reader.read(READ_CHUNK), timeout)
+            except TimeoutError:
+                log.info("%s: partial message idle for %.0f s; closing", conn.label, timeout)
+                return
+            if not data:
+                return
+            for line in decoder.feed(data):
+                if isinstance(line, Oversized):
+                    limit = errors.MessageTooLarge(
+                        f"message larger than {self._max_message} bytes; it was discarded"
+                    )
+                    conn.send(error_response(limit))
+                    continue
+                response = await self._endpoint.handle(line, conn)
+                if response is not None:
+                    conn.send(response)
+                conn.run_after_response()
+
+
+def peer_credentials(sock: socket.socket | None) -> tuple[int | None, int | None]:
+    """(pid, uid) of the peer via SO_PEERCRED, or (None, None) where unsupported."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if sock is None or option is None:
+        return None, None
+    raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    pid, uid, _gid = struct.unpack("3i", raw)
+    return pid, uid
+
+
+def _answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(os.fspath(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True

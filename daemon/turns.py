@@ -1,0 +1,218 @@
+"""Running turns: one at a time per session, queued, cancellable.
+
+A submitted turn waits in its session's queue; the session's worker runs them
+in order. A run resolves the provider from the configuration as it is now
+(a turn in flight keeps what it started with), binds the tools to the
+session's workspace, runs the agent loop and always ends with
+`turn.finished` carrying the exit code. Cancellation and model errors leave
+a history with no unanswered tool call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from coding_harness.protocol.methods import EventKind
+
+from .agent.history import repair_dangling
+from .agent.loop import AgentLoop, LoopResult, LoopSettings
+from .agent.prompts import system_prompt
+from .config import ConfigCache, ConfigError, ProviderProfile
+from .cost import add_cost, cost_usd
+from .providers.errors import ModelError
+from .providers.pool import ProviderPool
+from .seams import JSONObject, ToolExecutor, Usage
+from .sessions import Session
+from .tools.context import ToolContext, TurnOutcome
+from .tools.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_MODEL_ERROR, EXIT_CANCELLED = 0, 1, 130
+CANCEL_NOTE = "interrupted: the user cancelled the turn before this call finished"
+ERROR_NOTE = "not run: the turn ended with an error before this call finished"
+
+_turn_ids = itertools.count(1)
+
+
+@dataclass(kw_only=True, slots=True)
+class TurnRequest:
+    id: str
+    text: str
+    auto_approve: bool = False
+    dry_run: bool = False
+
+
+@dataclass(kw_only=True, slots=True)
+class _Lane:
+    queue: asyncio.Queue[TurnRequest]
+    worker: asyncio.Task[None]
+    current: asyncio.Task[None] | None = None
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        *,
+        configs: ConfigCache,
+        pool: ProviderPool,
+        build_tools: Callable[[ToolContext], ToolExecutor],
+    ) -> None:
+        self._configs = configs
+        self._pool = pool
+        self._build_tools = build_tools
+        self._lanes: dict[str, _Lane] = {}
+
+    def submit(self, session: Session, text: str, *, auto_approve: bool, dry_run: bool) -> JSONObject:
+        request = TurnRequest(
+            id=f"t{next(_turn_ids)}", text=text, auto_approve=auto_approve, dry_run=dry_run
+        )
+        lane = self._lane(session)
+        busy = lane.current is not None or not lane.queue.empty()
+        lane.queue.put_nowait(request)
+        if busy:
+            session.emit(EventKind.TURN_QUEUED, {"turn": request.id, "position": lane.queue.qsize()})
+        return {"turn": request.id, "queued": busy}
+
+    def cancel(self, session: Session) -> bool:
+        lane = self._lanes.get(session.id)
+        if lane is None or lane.current is None or lane.current.done():
+            return False
+        lane.current.cancel()
+        return True
+
+    def running(self) -> int:
+        return sum(1 for lane in self._lanes.values() if lane.current is not None)
+
+    async def close(self) -> None:
+        for lane in self._lanes.values():
+            if lane.current is not None:
+                lane.current.cancel()
+        currents = [lane.current for lane in self._lanes.values() if lane.current is not None]
+        if currents:
+            await asyncio.wait(currents, timeout=5)
+        for lane in self._lanes.values():
+            lane.worker.cancel()
+
+    def _lane(self, session: Session) -> _Lane:
+        lane = self._lanes.get(session.id)
+        if lane is None:
+            queue: asyncio.Queue[TurnRequest] = asyncio.Queue()
+            worker = asyncio.create_task(self._work(session, queue), name=f"turns-{session.id}")
+            lane = self._lanes[session.id] = _Lane(queue=queue, worker=worker)
+        return lane
+
+    async def _work(self, session: Session, queue: asyncio.Queue[TurnRequest]) -> None:
+        lane = self._lanes[session.id]
+        while True:
+            request = await queue.get()
+            lane.current = asyncio.create_task(self._run(session, request), name=request.id)
+            try:
+                await asyncio.shield(lane.current)
+            except asyncio.CancelledError:
+                if not lane.current.done():
+                    raise
+            except Exception:
+                log.exception("turn %s failed", request.id)
+            finally:
+                lane.current = None
+
+    async def _run(self, session: Session, request: TurnRequest) -> None:
+        session.state = "running"
+        session.emit(EventKind.TURN_STARTED, {"turn": request.id, "text": request.text})
+        working: list[JSONObject] = [
+            {"role": "system", "content": system_prompt(session.cwd)},
+            *session.history,
+            {"role": "user", "content": request.text},
+        ]
+        outcome = TurnOutcome()
+        turn_usage = Usage()
+        reply, exit_code = "", EXIT_MODEL_ERROR
+        profile: ProviderProfile | None = None
+        try:
+            profile = self._profile(session)
+            result = await self._loop(session, request, profile, outcome, turn_usage).run(working)
+            reply, exit_code = result.reply, _exit_code(result, outcome)
+        except asyncio.CancelledError:
+            repair_dangling(working, CANCEL_NOTE)
+            reply, exit_code = "(cancelled)", EXIT_CANCELLED
+        except (ModelError, ConfigError) as exc:
+            repair_dangling(working, ERROR_NOTE)
+            reply = str(exc)
+            session.emit(EventKind.ERROR, {"message": reply, "kind": type(exc).__name__})
+        finally:
+            session.history = working[1:]
+            session.state = "idle"
+            turn_cost = cost_usd(turn_usage, profile) if profile else None
+            session.emit(
+                EventKind.TURN_FINISHED,
+                {
+                    "turn": request.id,
+                    "exit_code": exit_code,
+                    "reply": reply,
+                    "usage": turn_usage.to_wire(),
+                    "cost_usd": turn_cost,
+                    "files_changed": list(outcome.files_changed),
+                },
+            )
+
+    def _profile(self, session: Session) -> ProviderProfile:
+        config = self._configs.get(session.cwd)
+        profile = config.profile(session.provider)
+        return dataclasses.replace(profile, model=session.model) if session.model else profile
+
+    def _loop(
+        self,
+        session: Session,
+        request: TurnRequest,
+        profile: ProviderProfile,
+        outcome: TurnOutcome,
+        turn_usage: Usage,
+    ) -> AgentLoop:
+        config = self._configs.get(session.cwd)
+        key = None
+        if profile.api_key_env:
+            key = session.key_env.get(profile.api_key_env) or os.environ.get(profile.api_key_env)
+        context = ToolContext(
+            workspace=Workspace(session.cwd),
+            approver=session.approvals,
+            events=session,
+            dry_run=request.dry_run,
+            auto_approve=request.auto_approve,
+            command_timeout=config.agent.command_timeout,
+            check_timeout=config.agent.check_timeout,
+            outcome=outcome,
+        )
+
+        def on_usage(usage: Usage) -> None:
+            turn_usage.add(usage)
+            session.usage.add(usage)
+            session.cost_usd = add_cost(session.cost_usd, cost_usd(usage, profile))
+            session.emit(
+                EventKind.USAGE,
+                {**usage.to_wire(), "turn": turn_usage.to_wire(), "session_cost_usd": session.cost_usd},
+            )
+
+        return AgentLoop(
+            model=self._pool.model_for(profile, key),
+            tools=self._build_tools(context),
+            events=session,
+            settings=LoopSettings(
+                model_id=profile.model,
+                generation=profile.generation,
+                max_iterations=config.agent.max_iterations,
+            ),
+            on_usage=on_usage,
+        )
+
+
+def _exit_code(result: LoopResult, outcome: TurnOutcome) -> int:
+    if result.stopped == "repetition":
+        return EXIT_MODEL_ERROR
+    return outcome.exit_code()

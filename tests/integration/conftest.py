@@ -1,0 +1,82 @@
+"""Fixtures for tests that run the real daemon, the real `harness` command and
+the fake model server, each isolated in a temporary HOME and socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.fake_model_server import FakeModelServer
+from tests.support.processes import stop_daemon
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+@dataclass
+class Sandbox:
+    root: Path
+    home: Path
+    workspace: Path
+    socket: Path
+    env: dict[str, str]
+
+    def write_config(self, endpoint: str, **profile: object) -> None:
+        config = {
+            "default_provider": "fake",
+            "providers": {"fake": {"type": "openai", "endpoint": endpoint, "model": "fake-model", **profile}},
+        }
+        (self.home / ".coding_harness.json").write_text(json.dumps(config))
+
+
+@pytest.fixture
+def sandbox() -> Iterator[Sandbox]:
+    # A short folder under /tmp: socket paths must fit in 107 bytes.
+    root = Path(tempfile.mkdtemp(prefix="chi-", dir="/tmp"))
+    home, workspace = root / "home", root / "proj"
+    home.mkdir()
+    workspace.mkdir()
+    socket_path = root / "run" / "harnessd.sock"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODING_", "XDG_", "NO_COLOR"))}
+    env.update(
+        HOME=str(home),
+        XDG_STATE_HOME=str(root / "state"),
+        CODING_HARNESS_SOCKET=str(socket_path),
+        PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}",
+        PYTHONDONTWRITEBYTECODE="1",
+    )
+    box = Sandbox(root=root, home=home, workspace=workspace, socket=socket_path, env=env)
+    try:
+        yield box
+    finally:
+        stop_daemon(socket_path)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def model(sandbox: Sandbox) -> Iterator[FakeModelServer]:
+    server = FakeModelServer().start()
+    sandbox.write_config(server.endpoint)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def calc_project(sandbox: Sandbox) -> Path:
+    """A workspace with a bug in calc.py and a `make check` that catches it."""
+    (sandbox.workspace / "calc.py").write_text(BUGGY)
+    (sandbox.workspace / "Makefile").write_text(
+        "check:\n"
+        f"\t{sys.executable} -c 'import calc; assert calc.add(2, 3) == 5, \"add is wrong\"'\n"
+    )
+    return sandbox.workspace

@@ -1,0 +1,194 @@
+"""A fake OpenAI-compatible model server: real HTTP, real SSE bytes.
+
+Tests script its answers in order. Each scripted `Reply` is rendered the way a
+real server would: as `chat.completion.chunk` SSE events (content split into
+several deltas, tool-call arguments split into fragments keyed by index, a
+usage chunk, `data: [DONE]`) when the request asks to stream, or as one
+`chat.completion` JSON body when it does not. A `Fault` answers with an HTTP
+error, a cut stream or garbage instead. Every request body is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str = ""
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    prompt_tokens: int = 100
+    completion_tokens: int = 20
+    cached_tokens: int = 0
+
+
+@dataclass
+class Fault:
+    status: int = 500
+    body: str = '{"error": {"message": "scripted failure"}}'
+    headers: dict[str, str] = field(default_factory=dict)
+    cut_stream_after: str | None = None  # send this text as a delta, then drop the connection
+
+
+def tool_call(name: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
+    return (name, arguments)
+
+
+class FakeModelServer:
+    def __init__(self, script: list[Reply | Fault] | None = None) -> None:
+        self.script: list[Reply | Fault] = list(script or [])
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1/chat/completions"
+
+    def start(self) -> FakeModelServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def add(self, *items: Reply | Fault) -> None:
+        with self._lock:
+            self.script.extend(items)
+
+    def _next(self, payload: dict[str, Any]) -> Reply | Fault:
+        with self._lock:
+            self.requests.append(payload)
+            if not self.script:
+                return Fault(500, '{"error": {"message": "fake server: script exhausted"}}')
+            return self.script.pop(0)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                item = server._next(payload)
+                if isinstance(item, Fault):
+                    _send_fault(self, item)
+                elif payload.get("stream"):
+                    _send_stream(self, item)
+                else:
+                    _send_json(self, 200, completion(item))
+
+        return Handler
+
+
+def _send_json(handler: BaseHTTPRequestHandler, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for key, value in (headers or {}).items():
+        handler.send_header(key, value)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def _send_fault(handler: BaseHTTPRequestHandler, fault: Fault) -> None:
+    if fault.cut_stream_after is None:
+        _send_json(handler, fault.status, fault.body, fault.headers)
+        return
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    chunk = _chunk({"content": fault.cut_stream_after})
+    handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+    handler.wfile.flush()
+    handler.close_connection = True
+
+
+def _send_stream(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    for chunk in stream_chunks(reply):
+        data = f"data: {json.dumps(chunk)}\n\n".encode()
+        handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        handler.wfile.flush()
+    done = b"data: [DONE]\n\n"
+    handler.wfile.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
+    handler.wfile.flush()
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "model": "fake",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _usage(reply: Reply) -> dict[str, Any]:
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
+    }
+
+
+def stream_chunks(reply: Reply) -> list[dict[str, Any]]:
+    chunks = [_chunk({"role": "assistant", "content": ""})]
+    text = reply.content
+    for start in range(0, len(text), 7):
+        chunks.append(_chunk({"content": text[start : start + 7]}))
+    for index, (name, arguments) in enumerate(reply.tool_calls):
+        encoded = json.dumps(arguments)
+        first = {"index": index, "id": f"call_{index}", "type": "function",
+                 "function": {"name": name, "arguments": ""}}
+        chunks.append(_chunk({"tool_calls": [first]}))
+        for start in range(0, len(encoded), 11):
+            piece = {"index": index, "function": {"arguments": encoded[start : start + 11]}}
+            chunks.append(_chunk({"tool_calls": [piece]}))
+    chunks.append(_chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    chunks.append({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": [],
+                   "usage": _usage(reply)})
+    return chunks
+
+
+def completion(reply: Reply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function",
+             "function": {"name": name, "arguments": json.dumps(arguments)}}
+            for i, (name, arguments) in enumerate(reply.tool_calls)
+        ]
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+        "usage": _usage(reply),
+    }

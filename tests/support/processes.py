@@ -1,0 +1,107 @@
+"""Starting and stopping real daemons and clients for integration tests.
+
+Every daemon a test starts is stopped afterwards, failure or not: `stop_daemon`
+asks politely over the socket, then signals the pid recorded in the lock file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def wait_for_socket(path: Path, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            connect(path, timeout=0.5).close()
+            return
+        except DaemonUnreachable:
+            time.sleep(0.02)
+    raise TimeoutError(f"no daemon answered on {path} within {timeout} s")
+
+
+def start_daemon(socket_path: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
+    err_path = socket_path.parent.parent / "harnessd-test.stderr"
+    with err_path.open("wb") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "coding_harness.daemon", "--socket", str(socket_path), *extra],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        wait_for_socket(socket_path)
+    except TimeoutError:
+        process.kill()
+        process.wait(timeout=5)
+        raise TimeoutError(f"daemon did not start: {err_path.read_text(errors='replace')}") from None
+    return process
+
+
+def daemon_pid(socket_path: Path) -> int | None:
+    lock = socket_path.with_name(socket_path.name + ".lock")
+    try:
+        text = lock.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child of ours still "exists"; reap it if it is ours.
+    with contextlib.suppress(ChildProcessError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    return True
+
+
+def stop_daemon(socket_path: Path, timeout: float = 10.0) -> None:
+    pid = daemon_pid(socket_path)
+    if pid is None or not _alive(pid):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.02)
+    if _alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def client(socket_path: Path, name: str = "test", approvals: bool = True) -> Connection:
+    conn = connect(socket_path)
+    conn.initialize(name, "0", approvals=approvals)
+    return conn
+
+
+def run_harness(
+    args: list[str], *, env: dict[str, str], cwd: Path, input: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "coding_harness.client", *args],
+        env=env,
+        cwd=cwd,
+        input=input if input is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
