@@ -65,10 +65,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add = parser.add_argument
     add("words", nargs="*", metavar="PROMPT", help="the task (joined with spaces)")
-    add("-p", "--prompt", dest="prompts", action="append", default=[], metavar="TEXT",
-        help="prompt text; repeatable, joined with newlines")
+    add(
+        "-p",
+        "--prompt",
+        dest="prompts",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="prompt text; repeatable, joined with newlines",
+    )
     add("--stdin", action="store_true", help="read the prompt from standard input")
-    add("-y", "--yes", action="store_true", help="apply proposed edits without asking (diff still shown)")
+    add(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="apply proposed edits without asking (diff still shown)",
+    )
     add("--dry-run", action="store_true", help="show diffs, write nothing")
     add("--provider", metavar="NAME", help="provider profile from the config")
     add("--model", metavar="ID", help="model id for this session")

@@ -76,7 +76,9 @@ def status() -> int:
     print(f"uptime    {_duration(info['uptime'])}")
     print(f"memory    {info['memory_rss'] / 1_048_576:.1f} MiB")
     print(f"socket    {info['socket']}")
-    print(f"sessions  {info['sessions']}  clients {info['clients']}  running turns {info['running_turns']}")
+    print(f"sessions  {info['sessions']}")
+    print(f"clients   {info['clients']}")
+    print(f"turns     {info['running_turns']} running")
     return exit_codes.OK
 
 

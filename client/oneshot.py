@@ -39,7 +39,11 @@ def run(options: OneShotOptions, prompt: str) -> int:
         return exit_codes.DAEMON_UNREACHABLE
     except errors.RpcError as exc:
         style.line(f"harness: {exc.message}", "red")
-        return exit_codes.BAD_ARGUMENTS if isinstance(exc, errors.InvalidParams) else exit_codes.MODEL_ERROR
+        return (
+            exit_codes.BAD_ARGUMENTS
+            if isinstance(exc, errors.InvalidParams)
+            else exit_codes.MODEL_ERROR
+        )
     except KeyboardInterrupt:
         return exit_codes.INTERRUPTED
 
@@ -79,7 +83,7 @@ def _open_session(
     if options.session:
         summary: dict[str, Any] = conn.request(methods.SESSION_ATTACH, {"session": options.session})
         return {**summary, "key_env": info.get("key_env", [])}
-    cwd = Path(options.cwd or os.getcwd()).expanduser().resolve()
+    cwd = Path(options.cwd or Path.cwd()).expanduser().resolve()
     session: dict[str, Any] = conn.request(
         methods.SESSION_CREATE,
         {

@@ -58,7 +58,7 @@ class _Repl:
             history=FileHistory(os.fspath(HISTORY_FILE.expanduser()))
         )
         info = conn.initialize("harness-repl", __version__)
-        cwd = Path(options.cwd or os.getcwd()).resolve()
+        cwd = Path(options.cwd or Path.cwd()).resolve()
         self.session: dict[str, Any] = conn.request(
             methods.SESSION_CREATE,
             {
@@ -69,14 +69,19 @@ class _Repl:
             },
         )
         conn.request(methods.SESSION_ATTACH, {"session": self.session["session"]})
-        printer = TurnPrinter(style, PrintOptions(quiet=options.quiet, stream_reply=True), sys.stdout)
+        printer = TurnPrinter(
+            style, PrintOptions(quiet=options.quiet, stream_reply=True), sys.stdout
+        )
         self.driver = TurnDriver(conn, self.session["session"], printer, self._answer)
 
     def loop(self) -> int:
         if not self.options.quiet:
-            self.style.line("coding-harness REPL. /help for commands, /quit or Ctrl-D to leave.", "bold")
             self.style.line(
-                f"{self.session['provider']} · {self.session['model']} · {self.session['cwd']}", "dim"
+                "coding-harness REPL. /help for commands, /quit or Ctrl-D to leave.", "bold"
+            )
+            self.style.line(
+                f"{self.session['provider']} · {self.session['model']} · {self.session['cwd']}",
+                "dim",
             )
         while True:
             try:
@@ -97,7 +102,11 @@ class _Repl:
     def _submit(self, text: str) -> None:
         submitted = self.conn.request(
             methods.SESSION_SUBMIT,
-            {"session": self.session["session"], "text": text, "env": key_env(self.session.get("key_env") or [])},
+            {
+                "session": self.session["session"],
+                "text": text,
+                "env": key_env(self.session.get("key_env") or []),
+            },
         )
         try:
             finished = self.driver.follow(submitted["turn"])

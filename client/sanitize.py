@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-_BIDI_AND_INVISIBLE = "\u200b\u200c\u200d\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff"
+# Zero-width characters, line/paragraph separators, bidi embeddings,
+# overrides and isolates, word joiner, BOM.
+_BIDI_AND_INVISIBLE = "\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
 _UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_AND_INVISIBLE}]")
 
 

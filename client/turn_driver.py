@@ -21,7 +21,9 @@ Answerer = Callable[[dict[str, Any]], tuple[str, str] | None]
 
 
 class TurnDriver:
-    def __init__(self, conn: Connection, session: str, printer: TurnPrinter, answer: Answerer) -> None:
+    def __init__(
+        self, conn: Connection, session: str, printer: TurnPrinter, answer: Answerer
+    ) -> None:
         self.conn = conn
         self.session = session
         self.printer = printer
@@ -73,7 +75,12 @@ class TurnDriver:
         try:
             self.conn.request(
                 methods.APPROVAL_RESPOND,
-                {"request": data.get("request"), "decision": decision, "reason": reason, "session": self.session},
+                {
+                    "request": data.get("request"),
+                    "decision": decision,
+                    "reason": reason,
+                    "session": self.session,
+                },
             )
         except errors.ApprovalNotPending as exc:
             self.printer.notice(str(exc))

@@ -34,7 +34,9 @@ log = logging.getLogger(__name__)
 
 
 class Daemon:
-    def __init__(self, *, socket_path: Path, home: Path, max_message: int = MAX_MESSAGE_BYTES) -> None:
+    def __init__(
+        self, *, socket_path: Path, home: Path, max_message: int = MAX_MESSAGE_BYTES
+    ) -> None:
         self.socket_path = socket_path
         self.home = home
         self.started_at = time.time()

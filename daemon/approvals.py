@@ -69,7 +69,9 @@ class PendingApprovals:
         if pending is None or pending.future.done():
             who = self._resolved_by.get(request_id)
             if who:
-                raise errors.ApprovalNotPending(f"approval {request_id} was already resolved by {who}")
+                raise errors.ApprovalNotPending(
+                    f"approval {request_id} was already resolved by {who}"
+                )
             raise errors.ApprovalNotPending(f"no pending approval {request_id} in this session")
         answer = ApprovalDecision(
             decision=cast(Literal["yes", "no", "skip"], decision), reason=reason, client=client

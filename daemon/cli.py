@@ -21,7 +21,9 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="harnessd", description="The coding-harness daemon.")
     parser.add_argument("--socket", type=Path, help="socket path (default: as in the docs)")
-    parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument(
+        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+    )
     parser.add_argument("--log-file", type=Path, help="default: daemon.log in the state folder")
     parser.add_argument("--version", action="version", version=f"harnessd {__version__}")
     return parser.parse_args(argv)

@@ -74,7 +74,7 @@ class Config:
             known = ", ".join(sorted(self.providers)) or "none"
             raise ConfigError(
                 f"unknown provider {chosen!r} (configured: {known}); "
-                f"add it under \"providers\" in ~/{GLOBAL_CONFIG_NAME}"
+                f'add it under "providers" in ~/{GLOBAL_CONFIG_NAME}'
             ) from None
 
     def key_env_names(self) -> list[str]:
@@ -159,7 +159,11 @@ def _agent_settings(raw: Any, problems: list[str]) -> AgentSettings:
     if not isinstance(raw, Mapping):
         return AgentSettings()
     values: dict[str, Any] = {}
-    for key, kind in (("max_iterations", int), ("check_timeout", float), ("command_timeout", float)):
+    for key, kind in (
+        ("max_iterations", int),
+        ("check_timeout", float),
+        ("command_timeout", float),
+    ):
         if key in raw:
             value = raw[key]
             if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:

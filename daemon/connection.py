@@ -8,6 +8,7 @@ daemon or the other clients.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from collections.abc import Callable
@@ -76,10 +77,8 @@ class Connection:
         """Flush what is queued, then close."""
         if not self.closed.is_set():
             await self._queue.put(None)
-            try:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._writer_task), timeout=2)
-            except (TimeoutError, asyncio.CancelledError):
-                pass
         self.close()
 
     async def _drain(self) -> None:

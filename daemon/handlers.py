@@ -57,6 +57,13 @@ def _options(value: Any) -> dict[str, Any]:
     return value
 
 
+def _workspace_folder(cwd: str) -> Path:
+    folder = Path(cwd)
+    if not folder.is_absolute() or not folder.is_dir():
+        raise errors.InvalidParams(f"cwd {cwd!r} must be an absolute path to an existing folder")
+    return folder.resolve()
+
+
 def _refuse_tool_children(conn: Connection) -> None:
     if conn.is_tool_descendant:
         raise errors.PeerRefused(
@@ -64,13 +71,15 @@ def _refuse_tool_children(conn: Connection) -> None:
         )
 
 
-def build_methods(daemon: Daemon) -> MethodTable:  # noqa: C901 - one closure per method
+def build_methods(daemon: Daemon) -> MethodTable:
     table = MethodTable()
 
     def session_of(session_id: Any) -> Session:
         session = daemon.sessions.get(_text("session", session_id))
         if session is None:
-            raise errors.SessionNotFound(f"no session {session_id!r}; `harness sessions` lists them")
+            raise errors.SessionNotFound(
+                f"no session {session_id!r}; `harness sessions` lists them"
+            )
         return session
 
     @table.register(m.INITIALIZE)
@@ -79,7 +88,11 @@ def build_methods(daemon: Daemon) -> MethodTable:  # noqa: C901 - one closure pe
     ) -> dict[str, Any]:
         if conn.initialized:
             raise errors.AlreadyInitialized()
-        if not isinstance(protocol, int) or isinstance(protocol, bool) or protocol not in SUPPORTED_PROTOCOLS:
+        if (
+            not isinstance(protocol, int)
+            or isinstance(protocol, bool)
+            or protocol not in SUPPORTED_PROTOCOLS
+        ):
             low, high = SUPPORTED_PROTOCOLS[0], SUPPORTED_PROTOCOLS[-1]
             raise errors.UnsupportedProtocol(
                 f"protocol {protocol!r} is not supported; this daemon speaks {low}..{high}"
@@ -115,12 +128,10 @@ def build_methods(daemon: Daemon) -> MethodTable:  # noqa: C901 - one closure pe
         env: Any = None,
     ) -> dict[str, Any]:
         _options(options)
-        folder = Path(_text("cwd", cwd))
-        if not folder.is_absolute() or not folder.is_dir():
-            raise errors.InvalidParams(f"cwd {cwd!r} must be an absolute path to an existing folder")
+        folder = _workspace_folder(_text("cwd", cwd))
         session = Session(
             id=new_session_id(),
-            cwd=folder.resolve(),
+            cwd=folder,
             provider=_optional_text("provider", provider),
             model=_optional_text("model", model),
             key_env=_env(env),
@@ -146,9 +157,13 @@ def build_methods(daemon: Daemon) -> MethodTable:  # noqa: C901 - one closure pe
         return {"sessions": [s.summary() for s in daemon.sessions.all()]}
 
     @table.register(m.SESSION_ATTACH)
-    async def session_attach(conn: Connection, session: Any, since_seq: Any = None) -> dict[str, Any]:
+    async def session_attach(
+        conn: Connection, session: Any, since_seq: Any = None
+    ) -> dict[str, Any]:
         target = session_of(session)
-        if since_seq is not None and (not isinstance(since_seq, int) or isinstance(since_seq, bool)):
+        if since_seq is not None and (
+            not isinstance(since_seq, int) or isinstance(since_seq, bool)
+        ):
             raise errors.InvalidParams("since_seq must be an integer")
         replay = target.attach(conn, since_seq)
         for event in replay:
@@ -196,7 +211,10 @@ def build_methods(daemon: Daemon) -> MethodTable:  # noqa: C901 - one closure pe
         if owner is None:
             raise errors.ApprovalNotPending(f"no pending approval {request_id}")
         answer = owner.approvals.respond(
-            request_id, _text("decision", decision), _text("reason", reason, required=False), conn.label
+            request_id,
+            _text("decision", decision),
+            _text("reason", reason, required=False),
+            conn.label,
         )
         return {"request": request_id, "decision": answer.decision, "at": time.time()}
 

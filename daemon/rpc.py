@@ -33,7 +33,9 @@ class Peer(Protocol):
     """What the core needs to know about the connection a message came from."""
 
     initialized: bool
-    label: str
+
+    @property
+    def label(self) -> str: ...
 
 
 class MethodTable:
@@ -153,7 +155,9 @@ class Endpoint:
         is_notification = "id" not in item
         if not peer.initialized and item["method"] != methods.INITIALIZE:
             if is_notification:
-                log.info("%s: notification %s before initialize dropped", peer.label, item["method"])
+                log.info(
+                    "%s: notification %s before initialize dropped", peer.label, item["method"]
+                )
                 return None
             return error_response(errors.NotInitialized(), item["id"])
         response = await dispatch_to_serializable(
@@ -161,6 +165,8 @@ class Endpoint:
         )
         if is_notification:
             if isinstance(response, dict) and "error" in response:
-                log.info("%s: notification %s failed: %s", peer.label, item["method"], response["error"])
+                log.info(
+                    "%s: notification %s failed: %s", peer.label, item["method"], response["error"]
+                )
             return None
         return response if isinstance(response, dict) else None

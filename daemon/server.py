@@ -75,7 +75,9 @@ class SocketServer:
         except BlockingIOError:
             owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
             os.close(fd)
-            raise AlreadyRunning(f"a daemon is already running on {self.path} (pid {owner})") from None
+            raise AlreadyRunning(
+                f"a daemon is already running on {self.path} (pid {owner})"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._lock_fd = fd
@@ -92,7 +94,7 @@ class SocketServer:
             sock.bind(os.fspath(self.path))
         finally:
             os.umask(old_umask)
-        os.chmod(self.path, 0o600)
+        self.path.chmod(0o600)
         self._inode = self.path.stat().st_ino
         sock.listen(128)
         sock.setblocking(False)
@@ -112,7 +114,9 @@ class SocketServer:
             self._lock_fd = None
 
     # -- connections -----------------------------------------------------
-    async def _serve_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _serve_client(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         pid, uid = peer_credentials(writer.get_extra_info("socket"))
         if uid is not None and uid != os.getuid():
             log.warning("refused connection: peer uid %s != %s", uid, os.getuid())

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol import methods
-from coding_harness.protocol.methods import EventKind
 
 from .approvals import PendingApprovals
 from .connection import Connection
@@ -35,7 +34,12 @@ class Event:
         return {
             "jsonrpc": "2.0",
             "method": methods.EVENT,
-            "params": {"session": session_id, "seq": self.seq, "kind": self.kind, "data": self.data},
+            "params": {
+                "session": session_id,
+                "seq": self.seq,
+                "kind": self.kind,
+                "data": self.data,
+            },
         }
 
 

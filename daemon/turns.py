@@ -69,7 +69,9 @@ class TurnRunner:
         self._build_tools = build_tools
         self._lanes: dict[str, _Lane] = {}
 
-    def submit(self, session: Session, text: str, *, auto_approve: bool, dry_run: bool) -> JSONObject:
+    def submit(
+        self, session: Session, text: str, *, auto_approve: bool, dry_run: bool
+    ) -> JSONObject:
         request = TurnRequest(
             id=f"t{next(_turn_ids)}", text=text, auto_approve=auto_approve, dry_run=dry_run
         )
@@ -77,7 +79,9 @@ class TurnRunner:
         busy = lane.current is not None or not lane.queue.empty()
         lane.queue.put_nowait(request)
         if busy:
-            session.emit(EventKind.TURN_QUEUED, {"turn": request.id, "position": lane.queue.qsize()})
+            session.emit(
+                EventKind.TURN_QUEUED, {"turn": request.id, "position": lane.queue.qsize()}
+            )
         return {"turn": request.id, "queued": busy}
 
     def cancel(self, session: Session) -> bool:
@@ -196,7 +200,11 @@ class TurnRunner:
             session.cost_usd = add_cost(session.cost_usd, cost_usd(usage, profile))
             session.emit(
                 EventKind.USAGE,
-                {**usage.to_wire(), "turn": turn_usage.to_wire(), "session_cost_usd": session.cost_usd},
+                {
+                    **usage.to_wire(),
+                    "turn": turn_usage.to_wire(),
+                    "session_cost_usd": session.cost_usd,
+                },
             )
 
         return AgentLoop(

@@ -7,6 +7,7 @@ only, so importing it costs almost nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -41,10 +42,8 @@ class Connection:
 
     # -- lifecycle -------------------------------------------------------
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self._sock.close()
-        except OSError:
-            pass
 
     def __enter__(self) -> Connection:
         return self

@@ -34,7 +34,9 @@ def socket_path(env: dict[str, str] | None = None) -> Path:
 
 def state_dir(env: dict[str, str] | None = None) -> Path:
     env = dict(os.environ) if env is None else env
-    base = env.get("XDG_STATE_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local" / "state")
+    base = env.get("XDG_STATE_HOME") or str(
+        Path(env.get("HOME", "~")).expanduser() / ".local" / "state"
+    )
     return Path(base) / APP
 
 
@@ -57,11 +59,15 @@ def ensure_private_dir(path: Path) -> None:
         pass
     info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
-        raise UnsafePathError(f"{path} is a symbolic link; remove it so the daemon can create a private folder")
+        raise UnsafePathError(
+            f"{path} is a symbolic link; remove it so the daemon can create a private folder"
+        )
     if not stat.S_ISDIR(info.st_mode):
         raise UnsafePathError(f"{path} is not a folder; remove it")
     if info.st_uid != os.getuid():
-        raise UnsafePathError(f"{path} belongs to uid {info.st_uid}, not to you ({os.getuid()}); remove it")
+        raise UnsafePathError(
+            f"{path} belongs to uid {info.st_uid}, not to you ({os.getuid()}); remove it"
+        )
     if info.st_mode & 0o077:
         raise UnsafePathError(
             f"{path} has mode {stat.S_IMODE(info.st_mode):o}, not 700; run: chmod 700 {path}"

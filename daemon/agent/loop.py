@@ -118,4 +118,6 @@ class AgentLoop:
         messages.append(request)
         # Tools were not offered, so any call it still made is dropped.
         messages.append(ModelReply(content=reply.content).to_message())
-        return LoopResult(reply=reply.content or "(no summary from the model)", stopped="iteration_cap")
+        return LoopResult(
+            reply=reply.content or "(no summary from the model)", stopped="iteration_cap"
+        )

@@ -32,7 +32,9 @@ class Sandbox:
     def write_config(self, endpoint: str, **profile: object) -> None:
         config = {
             "default_provider": "fake",
-            "providers": {"fake": {"type": "openai", "endpoint": endpoint, "model": "fake-model", **profile}},
+            "providers": {
+                "fake": {"type": "openai", "endpoint": endpoint, "model": "fake-model", **profile}
+            },
         }
         (self.home / ".coding_harness.json").write_text(json.dumps(config))
 

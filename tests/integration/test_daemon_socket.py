@@ -69,7 +69,10 @@ def test_invalid_json_unknown_method_and_before_initialize(sandbox: Sandbox, dae
     with raw_connection(sandbox.socket) as sock:
         early = send(sock, STATUS)
         assert early["error"]["code"] == errors.NotInitialized.code and early["id"] == 9
-        assert send(sock, b'{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]\n')["error"]["code"] == -32700
+        assert (
+            send(sock, b'{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]\n')["error"]["code"]
+            == -32700
+        )
         assert "result" in send(sock, INIT)
         unknown = send(sock, b'{"jsonrpc":"2.0","id":"x","method":"no.such"}\n')
         assert unknown["error"]["code"] == -32601 and unknown["id"] == "x"
@@ -81,7 +84,11 @@ def test_invalid_json_unknown_method_and_before_initialize(sandbox: Sandbox, dae
 def test_oversized_message_gets_error_and_connection_stays_usable(sandbox: Sandbox, daemon) -> None:
     with raw_connection(sandbox.socket) as sock:
         send(sock, INIT)
-        big = b'{"jsonrpc":"2.0","id":1,"method":"daemon.status","params":{"pad":"' + b"x" * (17 * 1024 * 1024) + b'"}}\n'
+        big = (
+            b'{"jsonrpc":"2.0","id":1,"method":"daemon.status","params":{"pad":"'
+            + b"x" * (17 * 1024 * 1024)
+            + b'"}}\n'
+        )
         sock.sendall(big)
         reply = read_message(sock)
         assert reply["error"]["code"] == errors.MessageTooLarge.code
@@ -101,7 +108,10 @@ def test_second_daemon_refuses_and_leaves_socket(sandbox: Sandbox, daemon) -> No
     inode = sandbox.socket.stat().st_ino
     second = subprocess.run(
         [sys.executable, "-m", "coding_harness.daemon", "--socket", str(sandbox.socket)],
-        env=sandbox.env, capture_output=True, text=True, timeout=20,
+        env=sandbox.env,
+        capture_output=True,
+        text=True,
+        timeout=20,
     )
     assert second.returncode != 0
     assert f"already running on {sandbox.socket} (pid {daemon.pid})" in second.stderr

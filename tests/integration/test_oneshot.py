@@ -20,7 +20,9 @@ def script_fix(model: FakeModelServer, final: str = "Fixed: add now adds.") -> N
     )
 
 
-def harness(sandbox: Sandbox, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+def harness(
+    sandbox: Sandbox, *args: str, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     return run_harness(list(args), env=sandbox.env, cwd=sandbox.workspace, input=input)
 
 
@@ -29,7 +31,9 @@ def tool_results(model: FakeModelServer) -> list[str]:
     return [m["content"] for m in last if m["role"] == "tool"]
 
 
-def test_fix_with_yes_applies_edit_and_exits_0(sandbox: Sandbox, model: FakeModelServer, calc_project) -> None:
+def test_fix_with_yes_applies_edit_and_exits_0(
+    sandbox: Sandbox, model: FakeModelServer, calc_project
+) -> None:
     script_fix(model)
     result = harness(sandbox, "-y", "-p", PROMPT)
     assert result.returncode == 0, result.stderr
@@ -42,7 +46,9 @@ def test_fix_with_yes_applies_edit_and_exits_0(sandbox: Sandbox, model: FakeMode
     assert BUGGY in tool_results(model)[0]
 
 
-def test_dry_run_shows_diff_and_writes_nothing(sandbox: Sandbox, model: FakeModelServer, calc_project) -> None:
+def test_dry_run_shows_diff_and_writes_nothing(
+    sandbox: Sandbox, model: FakeModelServer, calc_project
+) -> None:
     script_fix(model, final="Proposed the fix.")
     result = harness(sandbox, "--dry-run", PROMPT)
     assert result.returncode == 0, result.stderr
@@ -51,7 +57,9 @@ def test_dry_run_shows_diff_and_writes_nothing(sandbox: Sandbox, model: FakeMode
     assert any("not written" in r for r in tool_results(model))
 
 
-def test_rejected_from_pipe_exits_3_and_writes_nothing(sandbox: Sandbox, model: FakeModelServer, calc_project) -> None:
+def test_rejected_from_pipe_exits_3_and_writes_nothing(
+    sandbox: Sandbox, model: FakeModelServer, calc_project
+) -> None:
     script_fix(model, final="Left it alone.")
     result = harness(sandbox, "-p", PROMPT, input="n\n")
     assert result.returncode == 3, result.stderr
@@ -66,7 +74,9 @@ def test_approved_from_pipe_applies(sandbox: Sandbox, model: FakeModelServer, ca
     assert (calc_project / "calc.py").read_text() == FIXED
 
 
-def test_skip_sends_reason_to_model_and_exits_3(sandbox: Sandbox, model: FakeModelServer, calc_project) -> None:
+def test_skip_sends_reason_to_model_and_exits_3(
+    sandbox: Sandbox, model: FakeModelServer, calc_project
+) -> None:
     script_fix(model, final="Understood.")
     result = harness(sandbox, "-p", PROMPT, input="s\nuse a docstring too\n")
     assert result.returncode == 3, result.stderr
@@ -104,7 +114,9 @@ def test_bad_flag_exits_5(sandbox: Sandbox) -> None:
     assert daemon_pid(sandbox.socket) is None  # nothing was started for a bad command line
 
 
-def test_two_runs_share_the_daemon_the_first_started(sandbox: Sandbox, model: FakeModelServer, calc_project) -> None:
+def test_two_runs_share_the_daemon_the_first_started(
+    sandbox: Sandbox, model: FakeModelServer, calc_project
+) -> None:
     model.add(Reply(content="first answer"), Reply(content="second answer"))
     first = harness(sandbox, "-p", "say something")
     pid = daemon_pid(sandbox.socket)

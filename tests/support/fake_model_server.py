@@ -101,7 +101,9 @@ class FakeModelServer:
         return Handler
 
 
-def _send_json(handler: BaseHTTPRequestHandler, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+def _send_json(
+    handler: BaseHTTPRequestHandler, status: int, body: Any, headers: dict[str, str] | None = None
+) -> None:
     data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
     handler.send_response(status)
     handler.send_header("Content-Type", "application/json")
@@ -165,15 +167,25 @@ def stream_chunks(reply: Reply) -> list[dict[str, Any]]:
         chunks.append(_chunk({"content": text[start : start + 7]}))
     for index, (name, arguments) in enumerate(reply.tool_calls):
         encoded = json.dumps(arguments)
-        first = {"index": index, "id": f"call_{index}", "type": "function",
-                 "function": {"name": name, "arguments": ""}}
+        first = {
+            "index": index,
+            "id": f"call_{index}",
+            "type": "function",
+            "function": {"name": name, "arguments": ""},
+        }
         chunks.append(_chunk({"tool_calls": [first]}))
         for start in range(0, len(encoded), 11):
             piece = {"index": index, "function": {"arguments": encoded[start : start + 11]}}
             chunks.append(_chunk({"tool_calls": [piece]}))
     chunks.append(_chunk({}, "tool_calls" if reply.tool_calls else "stop"))
-    chunks.append({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": [],
-                   "usage": _usage(reply)})
+    chunks.append(
+        {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "choices": [],
+            "usage": _usage(reply),
+        }
+    )
     return chunks
 
 
@@ -181,14 +193,22 @@ def completion(reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": f"call_{i}", "type": "function",
-             "function": {"name": name, "arguments": json.dumps(arguments)}}
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
             for i, (name, arguments) in enumerate(reply.tool_calls)
         ]
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
-        "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+            }
+        ],
         "usage": _usage(reply),
     }

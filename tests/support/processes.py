@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +47,9 @@ def start_daemon(socket_path: Path, env: dict[str, str], *extra: str) -> subproc
     except TimeoutError:
         process.kill()
         process.wait(timeout=5)
-        raise TimeoutError(f"daemon did not start: {err_path.read_text(errors='replace')}") from None
+        raise TimeoutError(
+            f"daemon did not start: {err_path.read_text(errors='replace')}"
+        ) from None
     return process
 
 
@@ -59,18 +63,11 @@ def daemon_pid(socket_path: Path) -> int | None:
 
 
 def _alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie waiting for its reaper."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    # A zombie child of ours still "exists"; reap it if it is ours.
-    with contextlib.suppress(ChildProcessError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    return True
 
 
 def stop_daemon(socket_path: Path, timeout: float = 10.0) -> None:
@@ -94,7 +91,12 @@ def client(socket_path: Path, name: str = "test", approvals: bool = True) -> Con
 
 
 def run_harness(
-    args: list[str], *, env: dict[str, str], cwd: Path, input: str | None = None, timeout: float = 60
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    input: str | None = None,
+    timeout: float = 60,
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "coding_harness.client", *args],

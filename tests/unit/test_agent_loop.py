@@ -52,26 +52,37 @@ def call(name: str = "read_file", args: str = '{"path": "a.py"}', id: str = "c1"
     return ToolCall(id=id, name=name, arguments=args)
 
 
-def run(replies: list[ModelReply], max_iterations: int = 20, generation: dict[str, Any] | None = None):
+def run(
+    replies: list[ModelReply], max_iterations: int = 20, generation: dict[str, Any] | None = None
+):
     model, tools, events, usages = ScriptedModel(replies), EchoTools(), Recorder(), []
     loop = AgentLoop(
         model=model,
         tools=tools,
         events=events,
-        settings=LoopSettings(model_id="m", generation=generation or {}, max_iterations=max_iterations),
+        settings=LoopSettings(
+            model_id="m", generation=generation or {}, max_iterations=max_iterations
+        ),
         on_usage=usages.append,
     )
-    messages: list[JSONObject] = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    messages: list[JSONObject] = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "u"},
+    ]
     result = asyncio.run(loop.run(messages))
     return result, messages, model, tools, events, usages
 
 
 def test_tool_call_then_answer() -> None:
     replies = [
-        ModelReply(content="Reading.", tool_calls=[call()], usage=Usage(prompt_tokens=5, completion_tokens=2)),
+        ModelReply(
+            content="Reading.",
+            tool_calls=[call()],
+            usage=Usage(prompt_tokens=5, completion_tokens=2),
+        ),
         ModelReply(content="Done."),
     ]
-    result, messages, model, tools, events, usages = run(replies, generation={"temperature": 0.2})
+    result, messages, model, _tools, events, usages = run(replies, generation={"temperature": 0.2})
     assert result.reply == "Done." and result.stopped is None
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant"]
     assert messages[3]["tool_call_id"] == "c1"
@@ -96,11 +107,18 @@ def test_three_times_in_five_stops_but_one_repeat_is_allowed() -> None:
     script = [ModelReply(tool_calls=[x]) for x in (a, b, a, c, a)] + [ModelReply(content="never")]
     result, _m, _model, tools, _e, _ = run(script)
     assert result.stopped == "repetition"
-    assert [t.arguments for t in tools.calls] == [a.arguments, b.arguments, a.arguments, c.arguments]
+    assert [t.arguments for t in tools.calls] == [
+        a.arguments,
+        b.arguments,
+        a.arguments,
+        c.arguments,
+    ]
 
 
 def test_iteration_cap_then_one_summary_call_without_tools() -> None:
-    script = [ModelReply(tool_calls=[call(args=f'{{"path": "{i}"}}', id=f"c{i}")]) for i in range(3)]
+    script = [
+        ModelReply(tool_calls=[call(args=f'{{"path": "{i}"}}', id=f"c{i}")]) for i in range(3)
+    ]
     script.append(ModelReply(content="Summary of work."))
     result, messages, model, _tools, _e, _ = run(script, max_iterations=3)
     assert result.stopped == "iteration_cap" and result.reply == "Summary of work."
@@ -111,7 +129,11 @@ def test_iteration_cap_then_one_summary_call_without_tools() -> None:
 def test_repair_dangling_answers_every_missing_call_in_place() -> None:
     messages: list[JSONObject] = [
         {"role": "user", "content": "u"},
-        {"role": "assistant", "content": None, "tool_calls": [call(id="a").to_wire(), call(id="b").to_wire()]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call(id="a").to_wire(), call(id="b").to_wire()],
+        },
         {"role": "tool", "tool_call_id": "a", "name": "read_file", "content": "ok"},
     ]
     assert repair_dangling(messages, "interrupted") == 1

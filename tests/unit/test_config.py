@@ -38,13 +38,25 @@ def test_no_config_gives_the_builtin_local_profile(dirs: tuple[Path, Path]) -> N
 
 def test_project_config_merges_key_by_key(dirs: tuple[Path, Path]) -> None:
     home, cwd = dirs
-    write(home / ".coding_harness.json", {
-        "default_provider": "fw",
-        "providers": {"fw": {"type": "openai", "endpoint": "https://x/v1/chat/completions",
-                             "model": "big", "api_key_env": "FW_KEY",
-                             "generation": {"temperature": 0.6, "max_tokens": 100}}},
-    })
-    write(cwd / ".local_coding_harness.json", {"providers": {"fw": {"generation": {"temperature": 0.1}}}})
+    write(
+        home / ".coding_harness.json",
+        {
+            "default_provider": "fw",
+            "providers": {
+                "fw": {
+                    "type": "openai",
+                    "endpoint": "https://x/v1/chat/completions",
+                    "model": "big",
+                    "api_key_env": "FW_KEY",
+                    "generation": {"temperature": 0.6, "max_tokens": 100},
+                }
+            },
+        },
+    )
+    write(
+        cwd / ".local_coding_harness.json",
+        {"providers": {"fw": {"generation": {"temperature": 0.1}}}},
+    )
     profile = load_config(home, cwd).profile(None)
     assert profile.generation == {"temperature": 0.1, "max_tokens": 100}
     assert profile.model == "big" and profile.api_key_env == "FW_KEY"
@@ -53,7 +65,9 @@ def test_project_config_merges_key_by_key(dirs: tuple[Path, Path]) -> None:
 
 def test_type_aliases_map_to_mlx(dirs: tuple[Path, Path]) -> None:
     home, cwd = dirs
-    providers = {n: {"type": n, "endpoint": "http://h/v1", "model": "m"} for n in ("ollama", "omlx", "sushi")}
+    providers = {
+        n: {"type": n, "endpoint": "http://h/v1", "model": "m"} for n in ("ollama", "omlx", "sushi")
+    }
     write(home / ".coding_harness.json", {"providers": providers})
     config = load_config(home, cwd)
     assert {p.type for p in config.providers.values()} == {"mlx"}
@@ -62,7 +76,10 @@ def test_type_aliases_map_to_mlx(dirs: tuple[Path, Path]) -> None:
 def test_bad_files_and_values_are_reported_not_fatal(dirs: tuple[Path, Path]) -> None:
     home, cwd = dirs
     write(home / ".coding_harness.json", "{not json")
-    write(cwd / ".local_coding_harness.json", {"providers": {"p": {"type": "grpc", "endpoint": "x", "model": "m"}}})
+    write(
+        cwd / ".local_coding_harness.json",
+        {"providers": {"p": {"type": "grpc", "endpoint": "x", "model": "m"}}},
+    )
     config = load_config(home, cwd)
     assert config.builtin
     assert any(".coding_harness.json" in p and "not valid JSON" in p for p in config.problems)
@@ -70,7 +87,7 @@ def test_bad_files_and_values_are_reported_not_fatal(dirs: tuple[Path, Path]) ->
 
 
 def test_unknown_provider_names_the_fix(dirs: tuple[Path, Path]) -> None:
-    with pytest.raises(ConfigError, match="unknown provider 'nope'.*coding_harness.json"):
+    with pytest.raises(ConfigError, match=r"unknown provider 'nope'.*coding_harness.json"):
         load_config(*dirs).profile("nope")
 
 
@@ -79,14 +96,23 @@ def test_cache_reloads_when_a_file_changes(dirs: tuple[Path, Path]) -> None:
     cache = ConfigCache(home)
     first = cache.get(cwd)
     assert cache.get(cwd) is first
-    write(home / ".coding_harness.json", {"providers": {"a": {"endpoint": "http://a/v1", "model": "m"}}})
+    write(
+        home / ".coding_harness.json",
+        {"providers": {"a": {"endpoint": "http://a/v1", "model": "m"}}},
+    )
     second = cache.get(cwd)
     assert second is not first and "a" in second.providers
     # Same size, new content and mtime: still noticed.
-    write(home / ".coding_harness.json", {"providers": {"b": {"endpoint": "http://a/v1", "model": "m"}}})
+    write(
+        home / ".coding_harness.json",
+        {"providers": {"b": {"endpoint": "http://a/v1", "model": "m"}}},
+    )
     os.utime(home / ".coding_harness.json", ns=(1, 1))
     assert "b" in cache.get(cwd).providers
 
 
 def test_deep_merge_replaces_non_objects() -> None:
-    assert deep_merge({"a": {"b": 1, "c": [1]}}, {"a": {"c": [2]}, "d": 3}) == {"a": {"b": 1, "c": [2]}, "d": 3}
+    assert deep_merge({"a": {"b": 1, "c": [1]}}, {"a": {"c": [2]}, "d": 3}) == {
+        "a": {"b": 1, "c": [2]},
+        "d": 3,
+    }

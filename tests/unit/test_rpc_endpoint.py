@@ -22,7 +22,9 @@ def make_endpoint() -> Endpoint:
     table = MethodTable()
 
     @table.register("initialize")
-    async def initialize(peer: Peer, protocol: Any, client: Any = None, capabilities: Any = None) -> dict[str, Any]:
+    async def initialize(
+        peer: Peer, protocol: Any, client: Any = None, capabilities: Any = None
+    ) -> dict[str, Any]:
         peer.initialized = True
         return {"protocol": protocol}
 
@@ -67,11 +69,19 @@ def test_spec_parse_error_and_invalid_request(ready: tuple[Endpoint, Peer]) -> N
 
 @pytest.mark.parametrize(
     "raw",
-    ["1", "null", '"x"', '{"id":1}', '{"jsonrpc":"2.1","method":"subtract","id":1}',
-     '{"jsonrpc":2.0,"method":"subtract","id":1}', '{"method":"subtract","id":1}',
-     '{"jsonrpc":"2.0","method":"subtract","id":[]}', '{"jsonrpc":"2.0","method":"subtract","id":{}}',
-     '{"jsonrpc":"2.0","method":"subtract","params":"bar","id":1}',
-     '{"jsonrpc":"2.0","method":"subtract","id":1,"extra":true}'],
+    [
+        "1",
+        "null",
+        '"x"',
+        '{"id":1}',
+        '{"jsonrpc":"2.1","method":"subtract","id":1}',
+        '{"jsonrpc":2.0,"method":"subtract","id":1}',
+        '{"method":"subtract","id":1}',
+        '{"jsonrpc":"2.0","method":"subtract","id":[]}',
+        '{"jsonrpc":"2.0","method":"subtract","id":{}}',
+        '{"jsonrpc":"2.0","method":"subtract","params":"bar","id":1}',
+        '{"jsonrpc":"2.0","method":"subtract","id":1,"extra":true}',
+    ],
 )
 def test_invalid_request_objects(ready: tuple[Endpoint, Peer], raw: str) -> None:
     endpoint, peer = ready
@@ -79,7 +89,11 @@ def test_invalid_request_objects(ready: tuple[Endpoint, Peer], raw: str) -> None
     assert code(response) == -32600
     # The id is echoed when it is readable, null otherwise.
     parsed = json.loads(raw)
-    expected = parsed.get("id") if isinstance(parsed, dict) and isinstance(parsed.get("id"), int | str) else None
+    expected = (
+        parsed.get("id")
+        if isinstance(parsed, dict) and isinstance(parsed.get("id"), int | str)
+        else None
+    )
     assert response["id"] == expected
 
 
@@ -100,18 +114,25 @@ def test_batches_follow_the_specification(ready: tuple[Endpoint, Peer]) -> None:
     assert code(mixed[2]) == -32600
     only_notifications = '[{"jsonrpc":"2.0","method":"subtract","params":[1,1]}]'
     assert call(endpoint, peer, only_notifications) is None
-    too_big = json.dumps([{"jsonrpc": "2.0", "method": "subtract", "params": [1, 1], "id": i} for i in range(11)])
+    too_big = json.dumps(
+        [{"jsonrpc": "2.0", "method": "subtract", "params": [1, 1], "id": i} for i in range(11)]
+    )
     assert code(call(endpoint, peer, too_big)) == -32600
 
 
 def test_params_errors_and_internal_errors_hide_details(ready: tuple[Endpoint, Peer]) -> None:
     endpoint, peer = ready
-    bad = call(endpoint, peer, '{"jsonrpc":"2.0","method":"subtract","params":{"minuend":1},"id":2}')
+    bad = call(
+        endpoint, peer, '{"jsonrpc":"2.0","method":"subtract","params":{"minuend":1},"id":2}'
+    )
     assert code(bad) == -32602 and "subtrahend" in json.dumps(bad)
     boom = call(endpoint, peer, '{"jsonrpc":"2.0","method":"boom","id":3}')
     assert code(boom) == -32603 and ".secret" not in json.dumps(boom)
     refused = call(endpoint, peer, '{"jsonrpc":"2.0","method":"refuse","id":4}')
-    assert code(refused) == errors.SessionNotFound.code and refused["error"]["message"] == "no session 'x'"
+    assert (
+        code(refused) == errors.SessionNotFound.code
+        and refused["error"]["message"] == "no session 'x'"
+    )
 
 
 def test_notifications_never_answered(ready: tuple[Endpoint, Peer]) -> None:
@@ -129,7 +150,14 @@ def test_everything_needs_initialize_first() -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    [b"NaN", b'{"a": Infinity}', b"[" * 100_000, b"\xff\xfe", "\ufeff{}".encode(), b'{"a":"\\ud800"'],
+    [
+        b"NaN",
+        b'{"a": Infinity}',
+        b"[" * 100_000,
+        b"\xff\xfe",
+        "\ufeff{}".encode(),
+        b'{"a":"\\ud800"',
+    ],
 )
 def test_hostile_json_is_a_parse_error(ready: tuple[Endpoint, Peer], raw: bytes) -> None:
     endpoint, peer = ready

@@ -1,0 +1,64 @@
+"""The `mlx` provider type (aliases ollama, omlx, sushi): a local server asked without streaming.
+
+Local OpenAI-compatible servers (mlx_lm.server, Ollama, LM Studio) are asked for
+the whole answer in one JSON body, as the reference designs do; their streamed
+tool calls are the least reliable part of them. The text is handed to the sink
+once the answer is in, so attached clients still see it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+
+from coding_harness.daemon.config import ProviderProfile
+from coding_harness.daemon.providers.chunks import reply_from_completion
+from coding_harness.daemon.providers.errors import error_from_response, translate_httpx_error
+from coding_harness.daemon.providers.openai_stream import (
+    HTTP_ERRORS,
+    parse_json,
+    replay,
+    request_headers,
+)
+from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
+
+log = logging.getLogger(__name__)
+
+LOCAL_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
+
+
+class LocalModel:
+    """A `Model` that posts one non-streaming request to a local server."""
+
+    def __init__(
+        self, profile: ProviderProfile, client: httpx.AsyncClient, api_key: str | None
+    ) -> None:
+        self._profile = profile
+        self._client = client
+        self._api_key = api_key
+
+    @property
+    def label(self) -> str:
+        return f"{self._profile.name}:{self._profile.model}"
+
+    async def complete(self, payload: JSONObject, sink: StreamSink) -> ModelReply:
+        endpoint = self._profile.endpoint
+        body = {key: value for key, value in payload.items() if key != "stream_options"}
+        body["stream"] = False
+        log.debug("POST %s (whole answer, model %s)", endpoint, payload.get("model"))
+        try:
+            response = await self._client.post(
+                endpoint,
+                json=body,
+                headers=request_headers(self._api_key, "application/json"),
+                timeout=LOCAL_TIMEOUT,
+            )
+        except HTTP_ERRORS as exc:
+            raise translate_httpx_error(exc, endpoint, LOCAL_TIMEOUT) from exc
+        text = response.content.decode("utf-8", errors="replace")
+        if not response.is_success:
+            raise error_from_response(response.status_code, text, response.headers, self._profile)
+        reply = reply_from_completion(parse_json(text, endpoint, "the body"), endpoint)
+        replay(reply, sink)
+        return reply
