@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
 from typing import NoReturn
 
 from coding_harness.protocol.version import __version__
@@ -36,22 +35,28 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-@dataclass(kw_only=True)
 class OneShotOptions:
-    prompts: list[str] = field(default_factory=list)
-    words: list[str] = field(default_factory=list)
-    stdin: bool = False
-    yes: bool = False
-    dry_run: bool = False
-    provider: str | None = None
-    model: str | None = None
-    cwd: str | None = None
-    session: str | None = None
-    quiet: bool = False
-    plain: bool = False
-    debug: bool = False
-    output_format: str = "text"
-    version: bool = False
+    """The parsed flags (a plain class: `dataclasses` is slow to import)."""
+
+    def __init__(self, **values: object) -> None:
+        self.prompts: list[str] = []
+        self.words: list[str] = []
+        self.stdin = False
+        self.yes = False
+        self.dry_run = False
+        self.provider: str | None = None
+        self.model: str | None = None
+        self.cwd: str | None = None
+        self.session: str | None = None
+        self.quiet = False
+        self.plain = False
+        self.debug = False
+        self.output_format = "text"
+        self.version = False
+        for key, value in values.items():
+            if not hasattr(self, key):
+                raise TypeError(f"unknown option {key!r}")
+            setattr(self, key, value)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,13 +9,16 @@ to start one are fine: the daemon's lock lets one win, and both connect to it.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from coding_harness.protocol import paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
+
+if TYPE_CHECKING:
+    import subprocess
 
 START_TIMEOUT = 8.0
 POLL_INTERVAL = 0.03
@@ -30,6 +33,8 @@ def start_log_path() -> Path:
 
 
 def spawn_daemon(socket_path: Path) -> subprocess.Popen[bytes]:
+    import subprocess  # only when a daemon must be started: it costs ~5 ms
+
     log_path = start_log_path()
     log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     with log_path.open("ab") as log_file:

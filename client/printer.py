@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from typing import Any, TextIO
 
 from .sanitize import visible
@@ -19,11 +18,13 @@ from .style import Style
 TOOL_ARGS_PREVIEW = 100
 
 
-@dataclass(kw_only=True)
 class PrintOptions:
-    quiet: bool = False
-    stream_reply: bool = True
-    output_format: str = "text"
+    def __init__(
+        self, *, quiet: bool = False, stream_reply: bool = True, output_format: str = "text"
+    ) -> None:
+        self.quiet = quiet
+        self.stream_reply = stream_reply
+        self.output_format = output_format
 
 
 class TurnPrinter:

@@ -14,6 +14,8 @@ from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
 
 from coding_harness.protocol import methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable
@@ -34,7 +36,9 @@ HELP = """\
 Anything else is a task for the agent. Ctrl-C cancels a running turn; Ctrl-D leaves."""
 
 
-def run_repl(options: OneShotOptions) -> int:
+def run_repl(
+    options: OneShotOptions, *, pt_input: Input | None = None, pt_output: Output | None = None
+) -> int:
     style = Style(sys.stderr, color=color_wanted(sys.stderr, options.plain))
     try:
         conn = connect_or_start(paths.socket_path())
@@ -43,20 +47,27 @@ def run_repl(options: OneShotOptions) -> int:
         return exit_codes.DAEMON_UNREACHABLE
     with conn:
         try:
-            return _Repl(conn, options, style).loop()
+            prompt: PromptSession[str] = PromptSession(
+                history=FileHistory(os.fspath(HISTORY_FILE.expanduser())),
+                input=pt_input,
+                output=pt_output,
+            )
+            return _Repl(conn, options, style, prompt).loop()
         except DaemonUnreachable as exc:
             style.line(f"harness: {exc}", "red")
             return exit_codes.DAEMON_UNREACHABLE
 
 
 class _Repl:
-    def __init__(self, conn: Connection, options: OneShotOptions, style: Style) -> None:
+    def __init__(
+        self, conn: Connection, options: OneShotOptions, style: Style, prompt: PromptSession[str]
+    ) -> None:
         self.conn = conn
         self.options = options
         self.style = style
-        self.prompt: PromptSession[str] = PromptSession(
-            history=FileHistory(os.fspath(HISTORY_FILE.expanduser()))
-        )
+        self.prompt = prompt
+        # Approval answers are not tasks: they stay out of the history file.
+        self.answers: PromptSession[str] = PromptSession(input=prompt.input, output=prompt.output)
         info = conn.initialize("harness-repl", __version__)
         cwd = Path(options.cwd or Path.cwd()).resolve()
         self.session: dict[str, Any] = conn.request(
@@ -120,7 +131,7 @@ class _Repl:
     def _answer(self, request: dict[str, Any]) -> tuple[str, str] | None:
         def read_line() -> str:
             try:
-                return self.prompt.prompt("") + "\n"
+                return self.answers.prompt("") + "\n"
             except EOFError:
                 return ""
 

@@ -45,6 +45,7 @@ class Daemon:
         self.sessions = SessionTable()
         self.turns = TurnRunner(configs=self.configs, pool=self.pool, build_tools=build_tools)
         self._stop = asyncio.Event()
+        self.stopping = False
         self._process = psutil.Process()
         self.server = SocketServer(
             socket_path,
@@ -70,6 +71,7 @@ class Daemon:
             log.info("stopped")
 
     def request_stop(self) -> None:
+        self.stopping = True
         self._stop.set()
 
     def status(self) -> dict[str, Any]:

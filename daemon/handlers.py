@@ -71,6 +71,11 @@ def _refuse_tool_children(conn: Connection) -> None:
         )
 
 
+def _refuse_when_stopping(daemon: Daemon) -> None:
+    if daemon.stopping:
+        raise errors.ShuttingDown("the daemon is shutting down; run the command again")
+
+
 def build_methods(daemon: Daemon) -> MethodTable:
     table = MethodTable()
 
@@ -127,6 +132,7 @@ def build_methods(daemon: Daemon) -> MethodTable:
         options: Any = None,
         env: Any = None,
     ) -> dict[str, Any]:
+        _refuse_when_stopping(daemon)
         _options(options)
         folder = _workspace_folder(_text("cwd", cwd))
         session = Session(
@@ -180,6 +186,7 @@ def build_methods(daemon: Daemon) -> MethodTable:
         conn: Connection, session: Any, text: Any, options: Any = None, env: Any = None
     ) -> dict[str, Any]:
         _refuse_tool_children(conn)
+        _refuse_when_stopping(daemon)
         target = session_of(session)
         opts = _options(options)
         target.key_env.update(_env(env))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,6 +25,7 @@ class Reply:
     prompt_tokens: int = 100
     completion_tokens: int = 20
     cached_tokens: int = 0
+    delay: float = 0.0  # seconds to wait before answering (a slow model)
 
 
 @dataclass
@@ -91,6 +93,8 @@ class FakeModelServer:
                 length = int(self.headers.get("Content-Length", "0"))
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 item = server._next(payload)
+                if isinstance(item, Reply) and item.delay:
+                    time.sleep(item.delay)
                 if isinstance(item, Fault):
                     _send_fault(self, item)
                 elif payload.get("stream"):
