@@ -1,0 +1,52 @@
+"""What one turn's tools share: the workspace, the people, the flags, the tally.
+
+`ToolContext` is built once per turn and handed to every tool call; the
+`TurnOutcome` it carries is how tools report what happened (edits rejected,
+files changed, a failed `make check`) so the turn can end with the right code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from coding_harness.daemon.seams import Approver, EventSink
+from coding_harness.daemon.tools.workspace import Workspace
+
+EXIT_CHECK_FAILED = 2
+EXIT_EDIT_REJECTED = 3
+
+
+@dataclass(kw_only=True, slots=True)
+class TurnOutcome:
+    """What the tools did during one turn."""
+
+    edits_rejected: int = 0
+    last_check_failed: bool = False
+    files_changed: list[str] = field(default_factory=list)
+    dry_run_diffs: int = 0
+
+    def record_change(self, rel_path: str) -> None:
+        if rel_path not in self.files_changed:
+            self.files_changed.append(rel_path)
+
+    def exit_code(self) -> int:
+        """2 when the last `make check` failed, 3 when an edit was refused, else 0."""
+        if self.last_check_failed:
+            return EXIT_CHECK_FAILED
+        if self.edits_rejected:
+            return EXIT_EDIT_REJECTED
+        return 0
+
+
+@dataclass(kw_only=True, slots=True)
+class ToolContext:
+    """Everything a tool call may use; one per turn."""
+
+    workspace: Workspace
+    approver: Approver
+    events: EventSink
+    dry_run: bool = False
+    auto_approve: bool = False
+    command_timeout: float = 120.0
+    check_timeout: float = 600.0
+    outcome: TurnOutcome = field(default_factory=TurnOutcome)

@@ -1,0 +1,193 @@
+"""Running one external program for a tool: bounded in time, output and reach.
+
+The child gets its own process group, no standard input and an environment
+without secrets. On a timeout or a cancellation the whole group is killed, so
+a recipe that left `sleep 1000 &` behind cannot keep the turn waiting; what
+the program started and left running is killed when it ends, too. Output
+goes through a pipe this module owns (not asyncio's), so a grandchild that
+keeps the pipe open cannot delay noticing that the program itself has ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from pathlib import Path
+
+_SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
+_CHUNK = 65536
+_TERM_GRACE = 0.3
+_DRAIN_GRACE = 0.3
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+@dataclass(kw_only=True, slots=True, frozen=True)
+class ProcessResult:
+    exit_code: int | None  # None when the program was killed
+    output: str
+    timed_out: bool
+
+
+def child_environment() -> dict[str, str]:
+    """The daemon's environment minus anything that looks like a credential."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not any(word in name.upper() for word in _SECRET_WORDS)
+    }
+
+
+class OutputCapture:
+    """Keeps the head and the tail of a byte stream and counts its characters."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._keep = cap * 4  # bytes enough for `cap` characters of any width
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._dropped = False
+        self._chars = 0
+
+    def feed(self, data: bytes) -> None:
+        self._chars += len(data.translate(None, _CONTINUATION_BYTES))
+        room = self._keep - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        self._tail += data
+        if len(self._tail) > self._keep:
+            del self._tail[: len(self._tail) - self._keep]
+            self._dropped = True
+
+    def text(self) -> str:
+        if not self._dropped:
+            return shorten(bytes(self._head + self._tail).decode("utf-8", "replace"), self.cap)
+        half = self.cap // 2
+        head = self._head.decode("utf-8", "replace")[:half]
+        tail = self._tail.decode("utf-8", "replace")[-(self.cap - half) :]
+        return _join(head, tail, self._chars - len(head) - len(tail))
+
+
+def shorten(text: str, cap: int) -> str:
+    """`text` itself, or its head and tail with a note of how much was left out."""
+    if len(text) <= cap:
+        return text
+    half = cap // 2
+    return _join(text[:half], text[len(text) - (cap - half) :], len(text) - cap)
+
+
+def _join(head: str, tail: str, omitted: int) -> str:
+    return f"{head}\n... {max(omitted, 0)} characters omitted ...\n{tail}"
+
+
+# `timeout` is a parameter on purpose: on expiry the whole process group is killed
+# and reaped, which a caller's asyncio.timeout() around this call would not do.
+async def run_process(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109
+    output_cap: int = 20000,
+) -> ProcessResult:
+    """Run `argv` in `cwd` with no shell; stop it and its group after `timeout` s."""
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = await _spawn(argv, cwd, write_fd)
+    except OSError as exc:
+        os.close(read_fd)
+        output = f"cannot run {argv[0]}: {exc.strerror or exc}\n"
+        return ProcessResult(exit_code=127, output=output, timed_out=False)
+    finally:
+        os.close(write_fd)
+    capture = OutputCapture(output_cap)
+    try:
+        transport, pump = await _start_pump(read_fd, capture)
+    except BaseException:
+        _signal_group(proc, signal.SIGKILL)
+        raise
+    try:
+        timed_out = await _supervise(proc, pump, timeout)
+    finally:
+        pump.cancel()
+        transport.close()
+    code = proc.returncode
+    exit_code = None if timed_out or code is None or code < 0 else code
+    return ProcessResult(exit_code=exit_code, output=capture.text(), timed_out=timed_out)
+
+
+async def _spawn(argv: list[str], cwd: Path, write_fd: int) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=write_fd,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+        env=child_environment(),
+    )
+
+
+async def _start_pump(
+    read_fd: int, capture: OutputCapture
+) -> tuple[asyncio.ReadTransport, asyncio.Task[None]]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_CHUNK, loop=loop)
+    pipe = os.fdopen(read_fd, "rb", buffering=0)
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
+        )
+    except BaseException:
+        pipe.close()
+        raise
+    return transport, asyncio.create_task(_pump(reader, capture))
+
+
+async def _pump(reader: asyncio.StreamReader, capture: OutputCapture) -> None:
+    while chunk := await reader.read(_CHUNK):
+        capture.feed(chunk)
+
+
+async def _supervise(
+    proc: asyncio.subprocess.Process, pump: asyncio.Task[None], limit: float
+) -> bool:
+    """Wait for the program; returns True when it had to be stopped for time."""
+    exited = asyncio.create_task(proc.wait())
+    try:
+        finished = await _settle(exited, limit)
+        if finished:
+            await _settle(pump, _DRAIN_GRACE)
+            _signal_group(proc, signal.SIGKILL)  # nothing it started may outlive it
+        else:
+            await _stop_group(proc, exited)
+        await _settle(pump, _DRAIN_GRACE)
+        return not finished
+    except asyncio.CancelledError:
+        _signal_group(proc, signal.SIGKILL)
+        await _settle(exited, _TERM_GRACE * 3)
+        raise
+    finally:
+        exited.cancel()
+
+
+async def _stop_group(proc: asyncio.subprocess.Process, exited: Awaitable[int]) -> None:
+    """SIGTERM to the whole group, a short grace, then SIGKILL to what is left."""
+    _signal_group(proc, signal.SIGTERM)
+    await _settle(exited, _TERM_GRACE)
+    _signal_group(proc, signal.SIGKILL)
+    await _settle(exited, _TERM_GRACE * 3)
+
+
+def _signal_group(proc: asyncio.subprocess.Process, signum: int) -> None:
+    with contextlib.suppress(OSError):  # the group is gone already
+        os.killpg(proc.pid, signum)
+
+
+async def _settle(aw: Awaitable[object], seconds: float) -> bool:
+    """Wait up to `seconds` for a task without cancelling it; True when done."""
+    task = asyncio.ensure_future(aw)
+    done, _ = await asyncio.wait({task}, timeout=max(seconds, 0))
+    return bool(done)

@@ -1,0 +1,123 @@
+"""run_process: output capture, caps, secrets kept out, and killing whole groups."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from coding_harness.daemon.tools.process import (
+    OutputCapture,
+    child_environment,
+    run_process,
+    shorten,
+)
+from tests.unit.test_tools_support import process_gone, read_pid, run, wait_for_file
+
+# A recipe that leaves a background sleep holding the output pipe, and records the pids.
+SLEEPY_MAKEFILE = (
+    "check:\n"
+    "\tsleep 1000 & echo $$! > bg.pid; echo $$$$ > sh.pid; sleep 1000\n"
+    "linger:\n"
+    "\tsleep 1000 & echo $$! > bg.pid\n"
+    "\tsleep 1000 >/dev/null 2>&1 & echo $$! > quiet.pid\n"
+    "\t@echo done\n"
+)
+
+
+@pytest.fixture
+def sleepy(tmp_path: Path) -> Path:
+    (tmp_path / "Makefile").write_text(SLEEPY_MAKEFILE)
+    return tmp_path
+
+
+def test_output_and_exit_code(tmp_path: Path) -> None:
+    code = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"
+    result = run(run_process([sys.executable, "-c", code], tmp_path, 10))
+    assert result.exit_code == 3
+    assert not result.timed_out
+    assert "out\n" in result.output
+    assert "err\n" in result.output
+
+
+def test_missing_program_is_a_result(tmp_path: Path) -> None:
+    result = run(run_process(["no-such-program-xyz"], tmp_path, 10))
+    assert result.exit_code == 127
+    assert "cannot run no-such-program-xyz" in result.output
+
+
+def test_invalid_utf8_is_replaced(tmp_path: Path) -> None:
+    code = "import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe end')"
+    result = run(run_process([sys.executable, "-c", code], tmp_path, 10))
+    assert result.output == "ok \ufffd\ufffd end"
+
+
+def test_output_cap_keeps_head_and_tail(tmp_path: Path) -> None:
+    code = "print('HEAD' + 'x' * 100000 + 'TAIL')"
+    result = run(run_process([sys.executable, "-c", code], tmp_path, 10, output_cap=200))
+    assert result.output.startswith("HEAD")
+    assert result.output.rstrip().endswith("TAIL")
+    assert "... 99809 characters omitted ..." in result.output
+    assert len(result.output) < 300
+
+
+def test_capture_counts_characters_not_bytes() -> None:
+    capture = OutputCapture(10)
+    for _ in range(100):
+        capture.feed("é".encode())
+    text = capture.text()
+    assert text.startswith("ééééé\n")
+    assert "... 90 characters omitted ..." in text
+    assert shorten("abc", 10) == "abc"
+
+
+def test_secrets_are_not_passed_to_children(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-leak")
+    monkeypatch.setenv("github_token", "ghp-leak")
+    monkeypatch.setenv("DB_PASSWORD", "pw-leak")
+    monkeypatch.setenv("HARNESS_PLAIN_SETTING", "visible")
+    assert "OPENAI_API_KEY" not in child_environment()
+    result = run(run_process(["env"], tmp_path, 10))
+    assert "leak" not in result.output
+    assert "HARNESS_PLAIN_SETTING=visible" in result.output
+
+
+def test_timeout_kills_the_group_including_background_sleep(sleepy: Path) -> None:
+    started = time.monotonic()
+    result = run(run_process(["make", "check"], sleepy, 1.0))
+    assert time.monotonic() - started < 4
+    assert result.timed_out
+    assert result.exit_code is None
+    for pid_file in ("bg.pid", "sh.pid"):
+        assert process_gone(read_pid(sleepy / pid_file))
+
+
+def test_leftover_background_process_does_not_hold_the_result(sleepy: Path) -> None:
+    started = time.monotonic()
+    result = run(run_process(["make", "linger"], sleepy, 30))
+    assert time.monotonic() - started < 3
+    assert result.exit_code == 0
+    assert not result.timed_out
+    assert "done" in result.output
+    for pid_file in ("bg.pid", "quiet.pid"):  # holding the pipe or not
+        assert process_gone(read_pid(sleepy / pid_file))
+
+
+def test_cancellation_kills_the_group_and_propagates(sleepy: Path) -> None:
+    async def scenario() -> None:
+        task = asyncio.create_task(run_process(["make", "check"], sleepy, 60))
+        await wait_for_file(sleepy / "sh.pid")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    started = time.monotonic()
+    run(scenario())
+    assert time.monotonic() - started < 4
+    for pid_file in ("bg.pid", "sh.pid"):
+        assert process_gone(read_pid(sleepy / pid_file))
