@@ -32,12 +32,17 @@ class ProcessResult:
     timed_out: bool
 
 
+# Variables through which an outer make would steer the agent's `make`
+# (options such as -f or --eval, extra makefiles, recursion state).
+_MAKE_VARIABLES = frozenset({"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MAKEFILES"})
+
+
 def child_environment() -> dict[str, str]:
-    """The daemon's environment minus anything that looks like a credential."""
+    """The daemon's environment minus credentials and an outer make's settings."""
     return {
         name: value
         for name, value in os.environ.items()
-        if not any(word in name.upper() for word in _SECRET_WORDS)
+        if name not in _MAKE_VARIABLES and not any(word in name.upper() for word in _SECRET_WORDS)
     }
 
 

@@ -121,3 +121,16 @@ def test_cancellation_kills_the_group_and_propagates(sleepy: Path) -> None:
     assert time.monotonic() - started < 4
     for pid_file in ("bg.pid", "sh.pid"):
         assert process_gone(read_pid(sleepy / pid_file))
+
+
+def test_an_outer_make_cannot_steer_the_agents_make(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon started from `make` (or with MAKEFLAGS set) must not pass it on."""
+    (tmp_path / "evil.mk").write_text("check:\n\t@echo EVIL\n")
+    (tmp_path / "Makefile").write_text("check:\n\t@echo checking\n")
+    monkeypatch.setenv("MAKEFLAGS", "-f evil.mk")
+    monkeypatch.setenv("MAKELEVEL", "1")
+    monkeypatch.setenv("MAKEFILES", "evil.mk")
+    result = run(run_process(["make", "check"], tmp_path, 10))
+    assert result.output == "checking\n"
