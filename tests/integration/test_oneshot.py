@@ -143,3 +143,15 @@ def test_json_output_reports_result(sandbox: Sandbox, model: FakeModelServer, ca
 def test_daemon_status_without_daemon_exits_4(sandbox: Sandbox) -> None:
     result = harness(sandbox, "daemon", "status")
     assert result.returncode == 4
+
+
+def test_mlx_profile_posts_without_streaming(
+    sandbox: Sandbox, model: FakeModelServer, calc_project
+) -> None:
+    sandbox.write_config(model.endpoint, type="ollama")
+    script_fix(model)
+    result = harness(sandbox, "-y", "-p", PROMPT)
+    assert result.returncode == 0, result.stderr
+    assert (calc_project / "calc.py").read_text() == FIXED
+    assert all(request.get("stream") is False for request in model.requests)
+    assert "Fixed: add now adds." in result.stdout
