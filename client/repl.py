@@ -17,15 +17,14 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 
-from coding_harness.protocol import methods, paths
+from coding_harness.protocol import methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.version import __version__
 
 from . import approval_prompt, exit_codes
 from .args import OneShotOptions
-from .launcher import connect_or_start
-from .oneshot import key_env
 from .printer import PrintOptions, TurnPrinter
+from .session_setup import key_env, open_session, reach_daemon
 from .style import Style, color_wanted
 from .turn_driver import TurnDriver
 
@@ -40,10 +39,8 @@ def run_repl(
     options: OneShotOptions, *, pt_input: Input | None = None, pt_output: Output | None = None
 ) -> int:
     style = Style(sys.stderr, color=color_wanted(sys.stderr, options.plain))
-    try:
-        conn = connect_or_start(paths.socket_path())
-    except DaemonUnreachable as exc:
-        style.line(f"harness: cannot reach the daemon: {exc}", "red")
+    conn = reach_daemon(style)
+    if conn is None:
         return exit_codes.DAEMON_UNREACHABLE
     with conn:
         try:
@@ -69,17 +66,8 @@ class _Repl:
         # Approval answers are not tasks: they stay out of the history file.
         self.answers: PromptSession[str] = PromptSession(input=prompt.input, output=prompt.output)
         info = conn.initialize("harness-repl", __version__)
-        cwd = Path(options.cwd or Path.cwd()).resolve()
-        self.session: dict[str, Any] = conn.request(
-            methods.SESSION_CREATE,
-            {
-                "cwd": str(cwd),
-                "provider": options.provider or os.environ.get("CODING_AGENT_PROVIDER") or None,
-                "model": options.model or os.environ.get("CODING_AGENT_MODEL") or None,
-                "env": key_env(info.get("key_env") or []),
-            },
-        )
-        conn.request(methods.SESSION_ATTACH, {"session": self.session["session"]})
+        quiet = OneShotOptions(**{**vars(options), "quiet": True})
+        self.session = open_session(conn, quiet, info, style)
         printer = TurnPrinter(
             style, PrintOptions(quiet=options.quiet, stream_reply=True), sys.stdout
         )

@@ -12,7 +12,6 @@ import logging
 
 import httpx
 
-from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.chunks import reply_from_completion
 from coding_harness.daemon.providers.errors import error_from_response, translate_httpx_error
 from coding_harness.daemon.providers.openai_stream import (
@@ -21,6 +20,7 @@ from coding_harness.daemon.providers.openai_stream import (
     replay,
     request_headers,
 )
+from coding_harness.daemon.providers.profile_model import ProfileModel
 from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)
@@ -28,19 +28,8 @@ log = logging.getLogger(__name__)
 LOCAL_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
 
 
-class LocalModel:
+class LocalModel(ProfileModel):
     """A `Model` that posts one non-streaming request to a local server."""
-
-    def __init__(
-        self, profile: ProviderProfile, client: httpx.AsyncClient, api_key: str | None
-    ) -> None:
-        self._profile = profile
-        self._client = client
-        self._api_key = api_key
-
-    @property
-    def label(self) -> str:
-        return f"{self._profile.name}:{self._profile.model}"
 
     async def complete(self, payload: JSONObject, sink: StreamSink) -> ModelReply:
         endpoint = self._profile.endpoint

@@ -15,7 +15,6 @@ from typing import Any
 
 import httpx
 
-from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.chunks import (
     ReplyAssembler,
     bad_response_for_error,
@@ -27,6 +26,7 @@ from coding_harness.daemon.providers.errors import (
     error_from_response,
     translate_httpx_error,
 )
+from coding_harness.daemon.providers.profile_model import ProfileModel
 from coding_harness.daemon.providers.sse import SSEDecoder, SSEEvent
 from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
@@ -45,19 +45,8 @@ def request_headers(api_key: str | None, accept: str) -> dict[str, str]:
     return headers
 
 
-class OpenAIStreamingModel:
+class OpenAIStreamingModel(ProfileModel):
     """A `Model` that streams from an OpenAI-compatible /chat/completions endpoint."""
-
-    def __init__(
-        self, profile: ProviderProfile, client: httpx.AsyncClient, api_key: str | None
-    ) -> None:
-        self._profile = profile
-        self._client = client
-        self._api_key = api_key
-
-    @property
-    def label(self) -> str:
-        return f"{self._profile.name}:{self._profile.model}"
 
     async def complete(self, payload: JSONObject, sink: StreamSink) -> ModelReply:
         endpoint = self._profile.endpoint

@@ -8,7 +8,7 @@ copied, and the tests that need them skip when the folder is absent.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +19,10 @@ from coding_harness.daemon.providers.errors import ModelBadResponse
 from coding_harness.daemon.providers.openai_stream import handle_event
 from coding_harness.daemon.providers.sse import SSEDecoder
 from coding_harness.daemon.seams import ModelReply, ToolCall, Usage
+from tests.support.sinks import RecordingSink
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sse"
 ENDPOINT = "https://models.example/v1/chat/completions"
-
-
-@dataclass
-class RecordingSink:
-    text: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-
-    def text_delta(self, text: str) -> None:
-        self.text.append(text)
-
-    def reasoning_delta(self, text: str) -> None:
-        self.reasoning.append(text)
 
 
 @dataclass

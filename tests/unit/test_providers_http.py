@@ -38,6 +38,7 @@ from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.seams import Model, ModelReply, ToolCall, Usage
+from tests.support.sinks import RecordingSink
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sse"
 ENDPOINT = "https://api.example.com/v1/chat/completions"
@@ -51,18 +52,6 @@ PAYLOAD: dict[str, Any] = {
 }
 
 Handler = Callable[[httpx.Request], httpx.Response]
-
-
-@dataclass
-class RecordingSink:
-    text: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-
-    def text_delta(self, text: str) -> None:
-        self.text.append(text)
-
-    def reasoning_delta(self, text: str) -> None:
-        self.reasoning.append(text)
 
 
 class Pieces(httpx.AsyncByteStream):

@@ -1,0 +1,58 @@
+"""Getting a client to a session: reach the daemon, then create or join one.
+
+Shared by the one-shot command and the REPL so both resolve the workspace,
+the provider and model overrides (flags, then CODING_AGENT_PROVIDER and
+CODING_AGENT_MODEL) and the API keys the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from coding_harness.protocol import methods, paths
+from coding_harness.protocol.client import Connection, DaemonUnreachable
+
+from .args import OneShotOptions
+from .launcher import connect_or_start
+from .style import Style
+
+
+def key_env(names: list[str]) -> dict[str, str]:
+    """The API keys the daemon's profiles name, from this shell's environment."""
+    return {name: os.environ[name] for name in names if os.environ.get(name)}
+
+
+def reach_daemon(style: Style) -> Connection | None:
+    """A connection, starting the daemon if needed; None after saying why not."""
+    try:
+        return connect_or_start(paths.socket_path())
+    except DaemonUnreachable as exc:
+        style.line(f"harness: cannot reach the daemon: {exc}", "red")
+        return None
+
+
+def open_session(
+    conn: Connection, options: OneShotOptions, info: dict[str, Any], style: Style
+) -> dict[str, Any]:
+    """Join `--session`, or create a session for the workspace; print the route line."""
+    if options.session:
+        summary: dict[str, Any] = conn.request(methods.SESSION_ATTACH, {"session": options.session})
+        return {**summary, "key_env": info.get("key_env", [])}
+    cwd = Path(options.cwd or Path.cwd()).expanduser().resolve()
+    session: dict[str, Any] = conn.request(
+        methods.SESSION_CREATE,
+        {
+            "cwd": str(cwd),
+            "provider": options.provider or os.environ.get("CODING_AGENT_PROVIDER") or None,
+            "model": options.model or os.environ.get("CODING_AGENT_MODEL") or None,
+            "env": key_env(info.get("key_env") or []),
+        },
+    )
+    conn.request(methods.SESSION_ATTACH, {"session": session["session"]})
+    for problem in session.get("config_problems") or []:
+        style.line(f"config: {problem}", "yellow")
+    if not options.quiet and options.output_format == "text":
+        style.line(f"{session['provider']} · {session['model']} · {session['cwd']}", "dim")
+    return session
