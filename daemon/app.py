@@ -22,7 +22,7 @@ from coding_harness.protocol.version import PROTOCOL_VERSION, __version__
 
 from .config import ConfigCache
 from .connection import Connection
-from .handlers import build_methods
+from .methods import build_methods
 from .providers.pool import ProviderPool
 from .rpc import Endpoint
 from .server import SocketServer

@@ -1,0 +1,24 @@
+"""The JSON-RPC methods the daemon serves, one module per area.
+
+`build_methods` registers them all on one `MethodTable`; each area's
+`register(table, daemon)` adds its handlers. A handler takes the calling
+`Connection` and the request's named params and returns a JSON-ready result
+or raises an `RpcError`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..rpc import MethodTable
+from . import approval_methods, daemon_methods, session_methods
+
+if TYPE_CHECKING:
+    from ..app import Daemon
+
+
+def build_methods(daemon: Daemon) -> MethodTable:
+    table = MethodTable()
+    for area in (daemon_methods, session_methods, approval_methods):
+        area.register(table, daemon)
+    return table

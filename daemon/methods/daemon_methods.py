@@ -1,0 +1,59 @@
+"""`initialize` and the `daemon.*` methods."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from coding_harness.protocol import errors
+from coding_harness.protocol import methods as m
+from coding_harness.protocol.version import PROTOCOL_VERSION, SUPPORTED_PROTOCOLS, __version__
+
+from ..connection import Connection
+from ..rpc import MethodTable
+from .params import refuse_tool_children
+
+if TYPE_CHECKING:
+    from ..app import Daemon
+
+
+def _supported(protocol: Any) -> bool:
+    return (
+        isinstance(protocol, int)
+        and not isinstance(protocol, bool)
+        and protocol in SUPPORTED_PROTOCOLS
+    )
+
+
+def register(table: MethodTable, daemon: Daemon) -> None:
+    @table.register(m.INITIALIZE)
+    async def initialize(
+        conn: Connection, protocol: Any, client: Any = None, capabilities: Any = None
+    ) -> dict[str, Any]:
+        if conn.initialized:
+            raise errors.AlreadyInitialized()
+        if not _supported(protocol):
+            low, high = SUPPORTED_PROTOCOLS[0], SUPPORTED_PROTOCOLS[-1]
+            raise errors.UnsupportedProtocol(
+                f"protocol {protocol!r} is not supported; this daemon speaks {low}..{high}"
+            )
+        conn.initialized = True
+        if isinstance(client, dict):
+            conn.client_name = str(client.get("name", "unknown"))[:64]
+        conn.can_approve = bool(isinstance(capabilities, dict) and capabilities.get("approvals"))
+        return {
+            "daemon": {"name": "harnessd", "version": __version__, "pid": os.getpid()},
+            "protocol": PROTOCOL_VERSION,
+            "client_id": conn.id,
+            "key_env": daemon.configs.get(daemon.home).key_env_names(),
+        }
+
+    @table.register(m.DAEMON_STATUS)
+    async def daemon_status(conn: Connection) -> dict[str, Any]:
+        return daemon.status()
+
+    @table.register(m.DAEMON_SHUTDOWN)
+    async def daemon_shutdown(conn: Connection) -> dict[str, Any]:
+        refuse_tool_children(conn)
+        conn.after_response(daemon.request_stop)
+        return {"stopping": True}
