@@ -32,6 +32,9 @@ from .turns import TurnRunner
 
 log = logging.getLogger(__name__)
 
+# How long a stop waits for running turns before cancelling them.
+DRAIN_SECONDS = 10.0
+
 
 class Daemon:
     def __init__(
@@ -45,6 +48,7 @@ class Daemon:
         self.sessions = SessionTable()
         self.turns = TurnRunner(configs=self.configs, pool=self.pool, build_tools=build_tools)
         self._stop = asyncio.Event()
+        self.drain_seconds = DRAIN_SECONDS
         self.stopping = False
         self._process = psutil.Process()
         self.server = SocketServer(
@@ -60,15 +64,24 @@ class Daemon:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop)
+        loop.add_signal_handler(signal.SIGHUP, self.reload)
         log.info("harnessd %s serving on %s (pid %d)", __version__, self.socket_path, os.getpid())
         try:
             await self._stop.wait()
         finally:
             log.info("shutting down")
-            await self.turns.close()
+            await self.turns.close(self.drain_seconds)
             await self.server.close()
             await self.pool.aclose()
             log.info("stopped")
+
+    def reload(self) -> None:
+        """Forget loaded configs; the next session or submit reads the files again.
+
+        A turn in flight keeps the profile it resolved when it started.
+        """
+        self.configs.clear()
+        log.info("configuration reload requested")
 
     def request_stop(self) -> None:
         self.stopping = True

@@ -94,15 +94,25 @@ class TurnRunner:
     def running(self) -> int:
         return sum(1 for lane in self._lanes.values() if lane.current is not None)
 
-    async def close(self) -> None:
-        for lane in self._lanes.values():
-            if lane.current is not None:
-                lane.current.cancel()
-        currents = [lane.current for lane in self._lanes.values() if lane.current is not None]
-        if currents:
-            await asyncio.wait(currents, timeout=5)
+    async def close(self, drain_seconds: float = 0.0) -> None:
+        """Let running turns finish for up to `drain_seconds`, then cancel them."""
+        currents = self._currents()
+        if currents and drain_seconds > 0:
+            log.info("waiting up to %.0f s for %d running turn(s)", drain_seconds, len(currents))
+            await asyncio.wait(currents, timeout=drain_seconds)
+        for task in self._currents():
+            task.cancel()
+        if self._currents():
+            await asyncio.wait(self._currents(), timeout=5)
         for lane in self._lanes.values():
             lane.worker.cancel()
+
+    def _currents(self) -> list[asyncio.Task[None]]:
+        return [
+            lane.current
+            for lane in self._lanes.values()
+            if lane.current is not None and not lane.current.done()
+        ]
 
     def _lane(self, session: Session) -> _Lane:
         lane = self._lanes.get(session.id)
