@@ -1,60 +1,76 @@
-"""Configuration: the files, their deep merge, and the typed profiles.
+"""Configuration: the layers, their one merge, one validation, and the cache.
 
-Layers, lowest first: the built-in local profile, `~/.coding_harness.json`,
-then the project's `.local_coding_harness.json` merged over it key by key.
-`ConfigCache` keeps what was loaded and reloads only when a file's size,
-mtime_ns or inode changed, so a user who edits a config sees it on the next
-command without paying for a parse on every call.
+Layers, lowest first, each deep-merged over the ones below key by key:
+
+1. built-in defaults: the `local` profile, only when no file declares a provider;
+2. `~/.coding_harness.json`;
+3. the project's `.local_coding_harness.json`: until the user trusts it with
+   `harness trust`, only the keys `protocol.trust.SAFE_KEYS` allows, and only
+   for providers the user's own files declare;
+4. the legacy `~/.config/coding-agent/config.json`, in the harness shape or
+   the flat one of the Swift port (`provider`, `model`).
+
+Environment and flags belong to the client's shell: it sends
+CODING_AGENT_PROVIDER / CODING_AGENT_MODEL and --provider / --model as the
+session's provider and model, which win over all of the above.
+`ConfigCache` reloads a workspace's config when a file's size, mtime_ns or
+inode changed, and shows each problem once until something changes.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+
+from coding_harness.protocol import trust
+
+from .config_layers import (
+    BUILTIN_ORIGIN,
+    BUILTIN_PROVIDER,
+    GLOBAL_CONFIG_NAME,
+    LEGACY_CONFIG_PATH,
+    LOCAL_ENDPOINT,
+    PROJECT_CONFIG_NAME,
+    assemble,
+    builtin_layer,
+    config_paths,
+    deep_merge,
+    fallback_default,
+    merged_data,
+    origin_finder,
+)
+from .providers.profiles import (
+    TYPE_ALIASES,
+    ConfigError,
+    OriginOf,
+    ProviderProfile,
+    ProviderType,
+    RetrySettings,
+    bad,
+    parse_profile,
+    parse_retry,
+)
+from .settings import AgentSettings, SearchSettings, parse_agent, parse_search
+
+__all__ = [
+    "BUILTIN_PROVIDER",
+    "GLOBAL_CONFIG_NAME",
+    "LEGACY_CONFIG_PATH",
+    "LOCAL_ENDPOINT",
+    "PROJECT_CONFIG_NAME",
+    "TYPE_ALIASES",
+    "ConfigError",
+    "ProviderProfile",
+    "ProviderType",
+    "RetrySettings",
+    "deep_merge",
+]
 
 log = logging.getLogger(__name__)
-
-GLOBAL_CONFIG_NAME = ".coding_harness.json"
-PROJECT_CONFIG_NAME = ".local_coding_harness.json"
-LOCAL_ENDPOINT = "http://localhost:11434/v1/chat/completions"
-BUILTIN_PROVIDER = "local"
-BUILTIN_MODEL = "qwen2.5-coder"
-
-ProviderType = Literal["openai", "mlx"]
-_TYPE_ALIASES: dict[str, ProviderType] = {
-    "openai": "openai",
-    "mlx": "mlx",
-    "ollama": "mlx",
-    "omlx": "mlx",
-    "sushi": "mlx",
-}
-
-
-class ConfigError(Exception):
-    """A setting that cannot be used; the message names the file and key."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ProviderProfile:
-    name: str
-    type: ProviderType
-    endpoint: str
-    model: str
-    api_key_env: str | None = None
-    generation: Mapping[str, Any] = field(default_factory=dict)
-    pricing: Mapping[str, float] | None = None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AgentSettings:
-    max_iterations: int = 20
-    check_timeout: float = 600.0
-    command_timeout: float = 120.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -62,9 +78,12 @@ class Config:
     providers: Mapping[str, ProviderProfile]
     default_provider: str
     agent: AgentSettings
+    search: SearchSettings = field(default_factory=SearchSettings)
     sources: tuple[str, ...]
     problems: tuple[str, ...] = ()
     builtin: bool = False
+    retry: RetrySettings = field(default_factory=RetrySettings)
+    untrusted: tuple[str, ...] = ()
 
     def profile(self, name: str | None) -> ProviderProfile:
         chosen = name or self.default_provider
@@ -81,136 +100,88 @@ class Config:
         return sorted({p.api_key_env for p in self.providers.values() if p.api_key_env})
 
 
-def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """`over` merged onto `base`: objects merge key by key, anything else replaces."""
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
+def _flag_problems(merged: Mapping[str, Any], origin_of: OriginOf) -> list[str]:
+    found = [
+        f"{bad(origin_of, (key,), 'must be true or false')}; it was ignored"
+        for key in ("quiet", "plain", "debug")
+        if key in merged and not isinstance(merged[key], bool)
+    ]
+    if "search" in merged and not isinstance(merged["search"], Mapping):
+        found.append(f"{bad(origin_of, ('search',), 'must be an object')}; it was ignored")
+    return found
 
 
-def config_paths(home: Path, cwd: Path) -> list[Path]:
-    return [home / GLOBAL_CONFIG_NAME, cwd / PROJECT_CONFIG_NAME]
-
-
-def _read_layer(path: Path, problems: list[str]) -> dict[str, Any] | None:
+def _retry(raw: Any, origin_of: OriginOf, problems: list[str]) -> RetrySettings:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        problems.append(f"{path}: cannot read ({exc.strerror})")
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        problems.append(f"{path}: not valid JSON ({exc}); it was ignored")
-        return None
-    if not isinstance(data, dict):
-        problems.append(f"{path}: the top level must be a JSON object; it was ignored")
-        return None
-    return data
+        return parse_retry(raw, origin_of, ("retry",), RetrySettings())
+    except ConfigError as exc:
+        problems.append(f"{exc}; the default retry settings were kept")
+        return RetrySettings()
 
 
-def _builtin_profile() -> ProviderProfile:
-    return ProviderProfile(
-        name=BUILTIN_PROVIDER, type="openai", endpoint=LOCAL_ENDPOINT, model=BUILTIN_MODEL
-    )
-
-
-def _profile(name: str, raw: Any, origin: str) -> ProviderProfile:
-    where = f"{origin}: providers.{name}"
+def _profiles(
+    raw: Any, origin_of: OriginOf, retry: RetrySettings, problems: list[str]
+) -> dict[str, ProviderProfile]:
+    if raw is None:
+        return {}
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where} must be an object")
-    kind = _TYPE_ALIASES.get(str(raw.get("type", "openai")).lower())
-    if kind is None:
-        raise ConfigError(f"{where}.type {raw.get('type')!r} is not one of {sorted(_TYPE_ALIASES)}")
-    endpoint, model = raw.get("endpoint"), raw.get("model")
-    if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://")):
-        raise ConfigError(f"{where}.endpoint must be an http(s) URL")
-    if not isinstance(model, str) or not model:
-        raise ConfigError(f"{where}.model must be a non-empty string")
-    key_env = raw.get("api_key_env")
-    if key_env is not None and not isinstance(key_env, str):
-        raise ConfigError(f"{where}.api_key_env must be the name of an environment variable")
-    generation = raw.get("generation") or {}
-    if not isinstance(generation, Mapping):
-        raise ConfigError(f"{where}.generation must be an object")
-    pricing = raw.get("pricing")
-    if pricing is not None and not (
-        isinstance(pricing, Mapping) and all(isinstance(v, int | float) for v in pricing.values())
-    ):
-        raise ConfigError(f"{where}.pricing must map names to numbers (USD per 1M tokens)")
-    return ProviderProfile(
-        name=name,
-        type=kind,
-        endpoint=endpoint,
-        model=model,
-        api_key_env=key_env or None,
-        generation=dict(generation),
-        pricing=dict(pricing) if pricing is not None else None,
-    )
-
-
-def _agent_settings(raw: Any, problems: list[str]) -> AgentSettings:
-    if not isinstance(raw, Mapping):
-        return AgentSettings()
-    values: dict[str, Any] = {}
-    for key, kind in (
-        ("max_iterations", int),
-        ("check_timeout", float),
-        ("command_timeout", float),
-    ):
-        if key in raw:
-            value = raw[key]
-            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-                values[key] = kind(value)
-            else:
-                problems.append(f"agent.{key} must be a positive number; the default was kept")
-    return AgentSettings(**values)
-
-
-def load_config(home: Path, cwd: Path) -> Config:
-    """Read, merge and validate the layers for a workspace. Never raises.
-
-    The built-in local profile is used only when no file declares a provider.
-    """
-    problems: list[str] = []
-    merged: dict[str, Any] = {}
-    sources: list[str] = []
-    for path in config_paths(home, cwd):
-        layer = _read_layer(path, problems)
-        if layer is not None:
-            sources.append(str(path))
-            merged = deep_merge(merged, layer)
-    providers: dict[str, ProviderProfile] = {}
-    raw_providers = merged.get("providers")
-    if raw_providers is not None and not isinstance(raw_providers, Mapping):
-        problems.append("providers must be an object mapping names to profiles")
-        raw_providers = None
-    for name, raw in (raw_providers or {}).items():
+        problems.append(f"{bad(origin_of, ('providers',), 'must be an object')}; it was ignored")
+        return {}
+    profiles: dict[str, ProviderProfile] = {}
+    for name, entry in raw.items():
         try:
-            providers[name] = _profile(name, raw, "config")
+            profiles[name] = parse_profile(name, entry, origin_of, retry)
         except ConfigError as exc:
             problems.append(f"{exc}; this provider was skipped")
-    builtin = not providers
-    if builtin:
-        providers = {BUILTIN_PROVIDER: _builtin_profile()}
-    default = merged.get("default_provider")
-    if not isinstance(default, str) or default not in providers:
-        if default is not None:
-            problems.append(f"default_provider {default!r} is not a configured provider")
-        default = sorted(providers)[0]
+    return profiles
+
+
+def _default(
+    declared: Any,
+    providers: Mapping[str, ProviderProfile],
+    origin_of: OriginOf,
+    problems: list[str],
+) -> str:
+    """`default_provider` when it names a profile, else as the reference designs pick."""
+    if isinstance(declared, str) and declared in providers:
+        return declared
+    fallback = fallback_default(providers)
+    if declared is not None:
+        error = bad(origin_of, ("default_provider",), f"{declared!r} is not a provider")
+        problems.append(f"{error}; {fallback!r} is used instead")
+    return fallback
+
+
+def load_config(home: Path, cwd: Path, *, trust_store: Path | None = None) -> Config:
+    """Read, merge and validate the layers for a workspace. Never raises.
+
+    `trust_store` is where `harness trust` records trusted project files;
+    without one, no project file is trusted.
+    """
+    problems: list[str] = []
+    layers, untrusted = assemble(home, cwd, trust_store, problems)
+    merged = merged_data(layers)
+    origin_of = origin_finder(layers)
+    retry = _retry(merged.get("retry"), origin_of, problems)
+    providers = _profiles(merged.get("providers"), origin_of, retry, problems)
+    builtin = layers[0].origin == BUILTIN_ORIGIN
+    if not providers:
+        builtin_raw = builtin_layer().data["providers"][BUILTIN_PROVIDER]
+        providers = {
+            BUILTIN_PROVIDER: parse_profile(BUILTIN_PROVIDER, builtin_raw, origin_of, retry)
+        }
+        builtin = True
+    problems.extend(_flag_problems(merged, origin_of))
     return Config(
         providers=providers,
-        default_provider=default,
-        agent=_agent_settings(merged.get("agent"), problems),
-        sources=tuple(sources),
+        default_provider=_default(merged.get("default_provider"), providers, origin_of, problems),
+        agent=parse_agent(merged.get("agent"), origin_of, problems),
+        search=parse_search(merged.get("search"), origin_of, problems),
+        sources=tuple(layer.origin for layer in layers if layer.origin != BUILTIN_ORIGIN),
         problems=tuple(problems),
         builtin=builtin,
+        retry=retry,
+        untrusted=untrusted,
     )
 
 
@@ -223,27 +194,62 @@ def _signature(path: Path) -> tuple[int, int, int] | None:
 
 
 class ConfigCache:
-    """Loaded configs per workspace, reloaded when a file's stat changes."""
+    """Loaded configs per workspace, reloaded when a file's stat changes.
 
-    def __init__(self, home: Path) -> None:
+    Each problem is logged, and handed out by `unreported`, once; a changed
+    file or `clear()` (daemon.reload, SIGHUP) makes the current ones new again.
+    """
+
+    def __init__(self, home: Path, *, trust_store: Path | None = None) -> None:
         self._home = home
+        self.trust_store = trust_store or trust.store_path()
         self._entries: dict[Path, tuple[tuple[Any, ...], Config]] = {}
+        self._logged: set[str] = set()
+        self._shown: set[str] = set()
 
     def get(self, cwd: Path) -> Config:
-        paths = config_paths(self._home, cwd)
+        paths = [*config_paths(self._home, cwd), self.trust_store]
         signature = tuple(_signature(p) for p in paths)
         cached = self._entries.get(cwd)
         if cached is not None and cached[0] == signature:
             return cached[1]
-        config = load_config(self._home, cwd)
+        if cached is not None:
+            self._forget_reports()
+        config = load_config(self._home, cwd, trust_store=self.trust_store)
         for problem in config.problems:
-            log.warning("config: %s", problem)
+            if problem not in self._logged:
+                self._logged.add(problem)
+                log.warning("config: %s", problem)
         self._entries[cwd] = (signature, config)
         return config
 
+    def unreported(self, config: Config) -> list[str]:
+        """The problems of `config` not handed out before; marks them handed out."""
+        fresh = [p for p in config.problems if p not in self._shown]
+        self._shown.update(fresh)
+        return fresh
+
+    def loaded(self) -> list[Config]:
+        """Every config in the cache."""
+        return [config for _, config in self._entries.values()]
+
+    def loaded_files(self) -> list[str]:
+        """The config files the cached configs were read from."""
+        return sorted({source for config in self.loaded() for source in config.sources})
+
     def clear(self) -> None:
         self._entries.clear()
+        self._forget_reports()
+
+    def _forget_reports(self) -> None:
+        self._logged.clear()
+        self._shown.clear()
 
 
 def home_dir() -> Path:
     return Path(os.environ.get("HOME") or Path.home())
+
+
+def with_model(profile: ProviderProfile, model: str | None) -> ProviderProfile:
+    """`profile` asking for `model` instead of its own, when one is given."""
+    return replace(profile, model=model) if model else profile

@@ -1,1 +1,1 @@
-"""Model providers: the OpenAI-compatible streaming client and the local non-streaming one."""
+"""Model providers: profiles, the streaming and local clients, their pool, and retries."""

@@ -8,7 +8,7 @@ connections) and `error_from_response` for an HTTP answer that is not a success.
     ModelError
     +-- ModelUnavailable       nothing answers: refused, connect timeout, DNS
     +-- ModelTimeout           connected, then silence past the idle timeout
-    +-- ModelRateLimited       429; carries retry_after
+    +-- ModelRateLimited       429 (any error may carry retry_after from the server)
     +-- ModelRequestRejected   4xx: bad request, key, model, size
     |   +-- ModelContextExceeded   the conversation does not fit the context
     +-- ModelServerError       5xx
@@ -61,12 +61,19 @@ class ModelError(Exception):
         endpoint: str,
         status: int | None = None,
         retryable: bool | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.endpoint = endpoint
         self.status = status
         self.retryable = self.default_retryable if retryable is None else retryable
+        self.retry_after = retry_after
+
+    def amend(self, text: str) -> None:
+        """Add `text` to the message (the same line), e.g. why it was not retried."""
+        self.message = f"{self.message}{text}"
+        self.args = (self.message,)
 
 
 class ModelUnavailable(ModelError):
@@ -89,8 +96,9 @@ class ModelRateLimited(ModelError):
         retryable: bool | None = None,
         retry_after: float | None = None,
     ) -> None:
-        super().__init__(message, endpoint=endpoint, status=status, retryable=retryable)
-        self.retry_after = retry_after
+        super().__init__(
+            message, endpoint=endpoint, status=status, retryable=retryable, retry_after=retry_after
+        )
 
 
 class ModelRequestRejected(ModelError):
@@ -229,7 +237,11 @@ def error_from_response(
     if 500 <= status < 600:
         fixable = _UNFIXABLE_5XX.search(said) is None
         return ModelServerError(
-            detail, endpoint=endpoint, status=status, retryable=_should_retry(headers, fixable)
+            detail,
+            endpoint=endpoint,
+            status=status,
+            retryable=_should_retry(headers, fixable),
+            retry_after=parse_retry_after(headers),
         )
     return ModelRequestRejected(
         detail + _rejection_hint(status, profile),

@@ -37,12 +37,13 @@ class LocalModel(ProfileModel):
         body["stream"] = False
         log.debug("POST %s (whole answer, model %s)", endpoint, payload.get("model"))
         try:
-            response = await self._client.post(
-                endpoint,
-                json=body,
-                headers=request_headers(self._api_key, "application/json"),
-                timeout=LOCAL_TIMEOUT,
-            )
+            async with self._borrow() as client:
+                response = await client.post(
+                    endpoint,
+                    json=body,
+                    headers=request_headers(self._api_key, "application/json"),
+                    timeout=LOCAL_TIMEOUT,
+                )
         except HTTP_ERRORS as exc:
             raise translate_httpx_error(exc, endpoint, LOCAL_TIMEOUT) from exc
         text = response.content.decode("utf-8", errors="replace")

@@ -61,13 +61,16 @@ class OpenAIStreamingModel(ProfileModel):
         }
         log.debug("POST %s (streaming, model %s)", endpoint, payload.get("model"))
         try:
-            async with self._client.stream(
-                "POST",
-                endpoint,
-                json=body,
-                headers=request_headers(self._api_key, "text/event-stream"),
-                timeout=STREAM_TIMEOUT,
-            ) as response:
+            async with (
+                self._borrow() as client,
+                client.stream(
+                    "POST",
+                    endpoint,
+                    json=body,
+                    headers=request_headers(self._api_key, "text/event-stream"),
+                    timeout=STREAM_TIMEOUT,
+                ) as response,
+            ):
                 return await self._read(response, sink)
         except HTTP_ERRORS as exc:
             raise translate_httpx_error(exc, endpoint, STREAM_TIMEOUT) from exc

@@ -3,12 +3,19 @@
 `ProviderPool` keeps one `httpx.AsyncClient` per provider profile (its name and
 the origin of its endpoint), made on first use and reused across turns,
 sessions and clients, so a second request skips the TCP and TLS handshakes.
-`model_for` hands out the `Model` for a profile's type over that client. Tests
-pass an `httpx.MockTransport` as `transport`.
+`model_for` hands out the `Model` for a profile's type; the model borrows the
+client for each request. After a config reload, `prune` retires the clients
+of profiles no longer configured: an idle one is closed at once, a busy one
+when its last request ends, so a turn in flight finishes on its old settings
+(its next request simply opens a fresh client). Tests pass an
+`httpx.MockTransport` as `transport`.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httpx
@@ -20,6 +27,8 @@ from coding_harness.daemon.seams import Model
 
 POOL_LIMITS = httpx.Limits(max_connections=32, max_keepalive_connections=8, keepalive_expiry=120.0)
 
+PoolKey = tuple[str, str]
+
 
 def endpoint_origin(endpoint: str) -> str:
     """scheme://host:port of a URL, lower-cased, for keying connections."""
@@ -27,39 +36,79 @@ def endpoint_origin(endpoint: str) -> str:
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
+def pool_key(profile: ProviderProfile) -> PoolKey:
+    """What a pooled client is kept under: the profile's name and endpoint origin."""
+    return (profile.name, endpoint_origin(profile.endpoint))
+
+
+@dataclass(kw_only=True, slots=True)
+class _Entry:
+    client: httpx.AsyncClient
+    busy: int = 0
+    retired: bool = False
+
+
 class ProviderPool:
     """One lazily made, long-lived HTTP client per provider profile."""
 
     def __init__(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self._transport = transport
-        self._clients: dict[tuple[str, str], httpx.AsyncClient] = {}
+        self._entries: dict[PoolKey, _Entry] = {}
 
     def model_for(self, profile: ProviderProfile, api_key: str | None) -> Model:
-        client = self.client_for(profile)
+        key = pool_key(profile)
+
+        def lend() -> contextlib.AbstractAsyncContextManager[httpx.AsyncClient]:
+            return self._lend(key)
+
         if profile.type == "mlx":
-            return LocalModel(profile, client, api_key)
-        return OpenAIStreamingModel(profile, client, api_key)
+            return LocalModel(profile, lend, api_key)
+        return OpenAIStreamingModel(profile, lend, api_key)
 
     def client_for(self, profile: ProviderProfile) -> httpx.AsyncClient:
-        key = (profile.name, endpoint_origin(profile.endpoint))
-        client = self._clients.get(key)
-        if client is None or client.is_closed:
+        return self._entry(pool_key(profile)).client
+
+    @property
+    def client_count(self) -> int:
+        return len(self._entries)
+
+    async def prune(self, keep: Iterable[PoolKey]) -> list[PoolKey]:
+        """Retire every client whose key is not in `keep`; returns the retired keys."""
+        wanted = set(keep)
+        retired = [key for key in self._entries if key not in wanted]
+        for key in retired:
+            entry = self._entries.pop(key)
+            entry.retired = True
+            if entry.busy == 0:
+                await entry.client.aclose()
+        return retired
+
+    async def aclose(self) -> None:
+        """Close every client; the pool can be used again afterwards."""
+        entries = list(self._entries.values())
+        self._entries.clear()
+        for entry in entries:
+            await entry.client.aclose()
+
+    def _entry(self, key: PoolKey) -> _Entry:
+        entry = self._entries.get(key)
+        if entry is None or entry.client.is_closed:
             client = httpx.AsyncClient(
                 transport=self._transport,
                 limits=POOL_LIMITS,
                 timeout=STREAM_TIMEOUT,
                 follow_redirects=False,
             )
-            self._clients[key] = client
-        return client
+            entry = self._entries[key] = _Entry(client=client)
+        return entry
 
-    @property
-    def client_count(self) -> int:
-        return len(self._clients)
-
-    async def aclose(self) -> None:
-        """Close every client; the pool can be used again afterwards."""
-        clients = list(self._clients.values())
-        self._clients.clear()
-        for client in clients:
-            await client.aclose()
+    @contextlib.asynccontextmanager
+    async def _lend(self, key: PoolKey) -> AsyncIterator[httpx.AsyncClient]:
+        entry = self._entry(key)
+        entry.busy += 1
+        try:
+            yield entry.client
+        finally:
+            entry.busy -= 1
+            if entry.retired and entry.busy == 0:
+                await entry.client.aclose()

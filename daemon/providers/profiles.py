@@ -1,0 +1,137 @@
+"""Provider profiles: the typed records, and the validation of one raw profile.
+
+A profile names where requests go (`endpoint`), how they are asked (`type`),
+which environment variable holds the key (`api_key_env`), the model, the
+generation parameters sent with every request, the pricing and the retry
+policy. Validation raises `ConfigError` with the file and key of the bad
+value; `origin_of(key path)` tells which file set it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ProviderType = Literal["openai", "mlx"]
+TYPE_ALIASES: dict[str, ProviderType] = {
+    "openai": "openai",
+    "mlx": "mlx",
+    "ollama": "mlx",
+    "omlx": "mlx",
+    "sushi": "mlx",
+}
+MAX_ATTEMPTS = 10
+
+KeyPath = tuple[str, ...]
+OriginOf = Callable[[KeyPath], str]
+
+
+class ConfigError(Exception):
+    """A setting that cannot be used; the message names the file and key."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RetrySettings:
+    """How failed requests are retried; `attempts` counts the first one."""
+
+    attempts: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ProviderProfile:
+    name: str
+    type: ProviderType
+    endpoint: str
+    model: str
+    api_key_env: str | None = None
+    generation: Mapping[str, Any] = field(default_factory=dict)
+    pricing: Mapping[str, float] | None = None
+    retry: RetrySettings = RetrySettings()
+
+
+def bad(origin_of: OriginOf, path: KeyPath, what: str) -> ConfigError:
+    """A ConfigError for the value at `path`: `<file>: <dotted key> <what>`."""
+    return ConfigError(f"{origin_of(path)}: {'.'.join(path)} {what}")
+
+
+def parse_profile(
+    name: str, raw: Any, origin_of: OriginOf, retry: RetrySettings
+) -> ProviderProfile:
+    """The profile `providers.<name>`; `retry` is the top-level policy it refines."""
+    at: KeyPath = ("providers", name)
+    if not isinstance(raw, Mapping):
+        raise bad(origin_of, at, "must be an object")
+    kind = TYPE_ALIASES.get(str(raw.get("type", "openai")).lower())
+    if kind is None:
+        raise bad(
+            origin_of, (*at, "type"), f"{raw.get('type')!r} is not one of {sorted(TYPE_ALIASES)}"
+        )
+    endpoint, model = raw.get("endpoint"), raw.get("model")
+    if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://")):
+        raise bad(origin_of, (*at, "endpoint"), "must be an http(s) URL")
+    if not isinstance(model, str) or not model:
+        raise bad(origin_of, (*at, "model"), "must be a non-empty string")
+    key_env = raw.get("api_key_env")
+    if key_env is not None and not (isinstance(key_env, str) and key_env.isidentifier()):
+        raise bad(origin_of, (*at, "api_key_env"), "must be the name of an environment variable")
+    if "api_key" in raw:
+        raise bad(
+            origin_of,
+            (*at, "api_key"),
+            "is not read: keys stay in the environment; set api_key_env to the variable's name",
+        )
+    return ProviderProfile(
+        name=name,
+        type=kind,
+        endpoint=endpoint,
+        model=model,
+        api_key_env=key_env or None,
+        generation=_generation(raw.get("generation"), origin_of, at),
+        pricing=_pricing(raw.get("pricing"), origin_of, at),
+        retry=parse_retry(raw.get("retry"), origin_of, (*at, "retry"), retry),
+    )
+
+
+def _generation(raw: Any, origin_of: OriginOf, at: KeyPath) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise bad(origin_of, (*at, "generation"), "must be an object")
+    return dict(raw)
+
+
+def _pricing(raw: Any, origin_of: OriginOf, at: KeyPath) -> dict[str, float] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or not all(_number(v) for v in raw.values()):
+        raise bad(origin_of, (*at, "pricing"), "must map names to numbers (USD per 1M tokens)")
+    return {str(k): float(v) for k, v in raw.items()}
+
+
+def parse_retry(raw: Any, origin_of: OriginOf, at: KeyPath, base: RetrySettings) -> RetrySettings:
+    """`base` with the keys `raw` sets; a bad value raises naming its key."""
+    if raw is None:
+        return base
+    if not isinstance(raw, Mapping):
+        raise bad(origin_of, at, "must be an object")
+    attempts = raw.get("attempts", base.attempts)
+    if not (_number(attempts) and isinstance(attempts, int) and 1 <= attempts <= MAX_ATTEMPTS):
+        raise bad(origin_of, (*at, "attempts"), f"must be a whole number from 1 to {MAX_ATTEMPTS}")
+    values: dict[str, Any] = {"attempts": attempts}
+    for key in ("base_delay", "max_delay", "max_retry_after"):
+        value = raw.get(key, getattr(base, key))
+        if not (_number(value) and 0 <= value <= 3600):
+            raise bad(origin_of, (*at, key), "must be a number of seconds from 0 to 3600")
+        values[key] = float(value)
+    unknown = sorted(set(raw) - {"attempts", *values})
+    if unknown:
+        raise bad(origin_of, (*at, unknown[0]), "is not a retry setting")
+    return RetrySettings(**values)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,160 @@
+"""Retrying a `Model`: exponential backoff with full jitter, and a notice per retry.
+
+`RetryingModel` wraps any `Model`. A failure whose `ModelError.retryable` is
+set (429, 5xx, dropped or silent connections, nothing answering) is asked
+again, up to `RetrySettings.attempts` tries in all; anything else (400, 401,
+403, 404, a context-length error, a spent quota) is raised at once. The wait
+is the server's Retry-After when it sent one (a longer one than
+`max_retry_after` is reported, not waited for), else a random time up to
+`base_delay * 2**(retry - 1)`, capped at `max_delay` ("full jitter").
+
+A connection nobody answers is retried briefly: a local server being started
+gets a moment, a missing one is reported soon. An answer that already showed
+text to the user is never asked again, since the user would see it twice.
+Only the reply that succeeds reaches the caller, so usage is counted once.
+The wait is a plain `sleep`, so cancelling the turn stops it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+
+from coding_harness.daemon.providers.errors import (
+    ModelError,
+    ModelRateLimited,
+    ModelServerError,
+    ModelStreamCut,
+    ModelTimeout,
+    ModelUnavailable,
+)
+from coding_harness.daemon.providers.profiles import RetrySettings
+from coding_harness.daemon.seams import EventSink, JSONObject, Model, ModelReply, StreamSink
+from coding_harness.protocol.methods import EventKind
+
+Notify = Callable[[str], object]
+Sleep = Callable[[float], Awaitable[object]]
+
+# Nothing answering: this many tries at most, waiting at most this long between them.
+UNAVAILABLE_ATTEMPTS = 3
+UNAVAILABLE_MAX_DELAY = 1.0
+
+
+class _WatchedSink:
+    """Passes deltas on and remembers whether the user saw any."""
+
+    def __init__(self, sink: StreamSink) -> None:
+        self._sink = sink
+        self.shown = False
+
+    def text_delta(self, text: str) -> None:
+        self.shown = self.shown or bool(text)
+        self._sink.text_delta(text)
+
+    def reasoning_delta(self, text: str) -> None:
+        self.shown = self.shown or bool(text)
+        self._sink.reasoning_delta(text)
+
+
+class RetryingModel:
+    """A `Model` that asks `model` again after failures worth retrying."""
+
+    def __init__(
+        self,
+        model: Model,
+        notify: Notify,
+        *,
+        settings: RetrySettings | None = None,
+        sleep: Sleep = asyncio.sleep,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self._model = model
+        self._notify = notify
+        self._settings = settings or RetrySettings()
+        self._sleep = sleep
+        self._rng = rng
+
+    @property
+    def label(self) -> str:
+        return self._model.label
+
+    async def complete(self, payload: JSONObject, sink: StreamSink) -> ModelReply:
+        watched = _WatchedSink(sink)
+        attempt = 1
+        while True:
+            try:
+                return await self._model.complete(payload, watched)
+            except ModelError as exc:
+                delay, limit = self._plan(exc, attempt, watched.shown)
+                self._notify(notice(exc, delay, attempt + 1, limit))
+            await self._sleep(delay)
+            attempt += 1
+
+    def _plan(self, exc: ModelError, attempt: int, shown: bool) -> tuple[float, int]:
+        """(seconds to wait, attempts allowed) before asking again; raises `exc` if not."""
+        if not exc.retryable:
+            raise exc
+        if shown:
+            exc.amend("; part of the answer was already shown, so it was not asked again")
+            raise exc
+        limit = self._limit(exc)
+        if attempt >= limit:
+            if attempt > 1:
+                exc.amend(f" (gave up after {attempt} attempts)")
+            raise exc
+        if exc.retry_after is not None:
+            if exc.retry_after > self._settings.max_retry_after:
+                exc.amend(
+                    f"; the server asks to wait {exc.retry_after:g} s, longer than the"
+                    f" {self._settings.max_retry_after:g} s a retry may wait: try again later"
+                )
+                raise exc
+            return exc.retry_after, limit
+        return self._rng() * self._ceiling(exc, attempt), limit
+
+    def _limit(self, exc: ModelError) -> int:
+        if isinstance(exc, ModelUnavailable):
+            return min(self._settings.attempts, UNAVAILABLE_ATTEMPTS)
+        return self._settings.attempts
+
+    def _ceiling(self, exc: ModelError, attempt: int) -> float:
+        settings = self._settings
+        ceiling = min(settings.max_delay, settings.base_delay * 2.0 ** (attempt - 1))
+        if isinstance(exc, ModelUnavailable):
+            return min(ceiling, UNAVAILABLE_MAX_DELAY)
+        return ceiling
+
+
+def notice(exc: ModelError, delay: float, attempt: int, limit: int) -> str:
+    """The line every attached client sees before a retry."""
+    where = exc.endpoint or "the model server"
+    if isinstance(exc, ModelRateLimited):
+        what = f"rate limited by {where}"
+    elif isinstance(exc, ModelServerError) and exc.status is not None:
+        what = f"HTTP {exc.status} from {where}"
+    elif isinstance(exc, ModelUnavailable):
+        what = f"no model server answers at {where} yet"
+    elif isinstance(exc, ModelTimeout):
+        what = f"{where} went silent"
+    elif isinstance(exc, ModelStreamCut):
+        what = f"the answer from {where} was cut off before any of it was shown"
+    else:
+        what = f"the request to {where} failed"
+    return f"{what}, retrying in {seconds(delay)} (attempt {attempt} of {limit})"
+
+
+def seconds(delay: float) -> str:
+    """A wait for people: "3 s", "0.4 s", "12 s"."""
+    if delay >= 10:
+        return f"{delay:.0f} s"
+    return f"{delay:.2g} s"
+
+
+def with_retries(model: Model, settings: RetrySettings, events: EventSink) -> RetryingModel:
+    """`model` retried under `settings`, each retry announced as a `notice` event."""
+
+    def notify(message: str) -> None:
+        events.emit(EventKind.NOTICE, {"message": message})
+
+    return RetryingModel(model, notify, settings=settings)
