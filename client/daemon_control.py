@@ -1,25 +1,55 @@
-"""`harness daemon start|stop|restart|status|logs`."""
+"""`harness daemon start|stop|restart|status|logs|install|uninstall`.
+
+`start`, `stop` and `restart` live here; `status`, `logs` and the service
+install each have a module, imported only when used. `stop` asks for
+`daemon.shutdown` and then waits for the daemon's process to end, not for
+its socket to vanish: under socket activation the socket stays (systemd owns
+it) and connecting to it would only start a new daemon. The daemon lets
+running turns finish for its drain time (status `drain_seconds`), so `stop`
+waits that long plus a margin.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
-from coding_harness.protocol import methods, paths
+from coding_harness.protocol import discovery, errors, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
 from . import exit_codes
 from .launcher import connect_or_start
+from .style import Style
+from .version_skew import warn as warn_version_skew
 
-STOP_TIMEOUT = 10.0
-USAGE = "usage: harness daemon start|stop|restart|status|logs"
+STOP_MARGIN = 15.0
+DEFAULT_DRAIN = 10.0
+POLL = 0.05
+USAGE = (
+    "usage: harness daemon start|stop|restart|status|install|uninstall\n"
+    "       harness daemon logs [-n N] [-f]"
+)
 
 
 def main(argv: list[str]) -> int:
-    action = argv[0] if argv else ""
-    handlers = {"start": start, "stop": stop, "restart": restart, "status": status, "logs": logs}
-    if action not in handlers or len(argv) > 1:
+    action, rest = (argv[0], argv[1:]) if argv else ("", [])
+    if action == "logs":
+        from .daemon_logs import main as logs_main
+
+        return logs_main(rest)
+    handlers = {
+        "start": start,
+        "stop": stop,
+        "restart": restart,
+        "status": _status,
+        "install": _install,
+        "uninstall": _uninstall,
+    }
+    if action not in handlers or rest:
         print(USAGE, file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     return handlers[action]()
@@ -33,67 +63,106 @@ def start() -> int:
         print(f"harness: {exc}", file=sys.stderr)
         return exit_codes.DAEMON_UNREACHABLE
     print(f"harnessd running (pid {info['daemon']['pid']}) on {paths.socket_path()}")
+    warn_version_skew(info, Style(sys.stderr))
     return exit_codes.OK
 
 
 def stop() -> int:
     path = paths.socket_path()
+    if activation_waits(path):
+        print("harnessd is not running (harnessd.socket starts it on first use)")
+        return exit_codes.OK
     try:
         with connect(path) as conn:
             conn.initialize("harness-daemon", __version__, approvals=False)
-            pid = conn.request(methods.DAEMON_STATUS)["pid"]
+            info: dict[str, Any] = conn.request(methods.DAEMON_STATUS)
+            _say_draining(info)
             conn.request(methods.DAEMON_SHUTDOWN)
     except DaemonUnreachable:
         print("harnessd is not running")
         return exit_codes.OK
-    deadline = time.monotonic() + STOP_TIMEOUT
-    while time.monotonic() < deadline:
-        try:
-            connect(path, timeout=0.5).close()
-        except DaemonUnreachable:
-            print(f"harnessd stopped (pid {pid})")
-            return exit_codes.OK
-        time.sleep(0.05)
-    print(f"harnessd (pid {pid}) did not stop within {STOP_TIMEOUT:.0f} s", file=sys.stderr)
+    except errors.RpcError as exc:
+        print(f"harness: the daemon refused to stop: {exc.message}", file=sys.stderr)
+        return exit_codes.MODEL_ERROR
+    pid = int(info["pid"])
+    limit = float(info.get("drain_seconds", DEFAULT_DRAIN)) + STOP_MARGIN
+    if wait_for_exit(pid, limit):
+        print(f"harnessd stopped (pid {pid})")
+        return exit_codes.OK
+    print(f"harnessd (pid {pid}) did not stop within {limit:.0f} s; end it with: kill {pid}")
     return exit_codes.MODEL_ERROR
 
 
 def restart() -> int:
+    """Stop (running turns get their drain time), then start a fresh daemon."""
     code = stop()
     return code if code != exit_codes.OK else start()
 
 
-def status() -> int:
+def _say_draining(info: dict[str, Any]) -> None:
+    running = int(info.get("running_turns", 0))
+    if running:
+        drain = float(info.get("drain_seconds", DEFAULT_DRAIN))
+        print(
+            f"harnessd (pid {info['pid']}): letting {running} running turn(s) finish "
+            f"for up to {drain:.0f} s; turns waiting for an approval are cancelled"
+        )
+
+
+def wait_for_exit(pid: int, timeout: float) -> bool:
+    """True once process `pid` has ended (a zombie counts as ended)."""
+    import psutil  # only here: it costs ~10 ms and the one-shot path never stops daemons
+
     try:
-        with connect(paths.socket_path()) as conn:
-            conn.initialize("harness-daemon", __version__, approvals=False)
-            info = conn.request(methods.DAEMON_STATUS)
-    except DaemonUnreachable as exc:
-        print(f"harnessd is not running ({exc})")
-        return exit_codes.DAEMON_UNREACHABLE
-    print(f"pid       {info['pid']}")
-    print(f"version   {info['version']}")
-    print(f"uptime    {_duration(info['uptime'])}")
-    print(f"memory    {info['memory_rss'] / 1_048_576:.1f} MiB")
-    print(f"socket    {info['socket']}")
-    print(f"sessions  {info['sessions']}")
-    print(f"clients   {info['clients']}")
-    print(f"turns     {info['running_turns']} running")
-    return exit_codes.OK
+        process = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if not process.is_running() or process.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(POLL)
+    return False
 
 
-def logs() -> int:
-    log_path = paths.state_dir() / "daemon.log"
+def activation_waits(socket_path: Path) -> bool:
+    """True when no daemon runs and connecting would only make systemd start one.
+
+    That is: no live discovery record, and the systemd socket unit is installed.
+    """
     try:
-        lines = log_path.read_text(errors="replace").splitlines()
-    except FileNotFoundError:
-        print(f"no daemon log yet at {log_path}", file=sys.stderr)
-        return exit_codes.OK
-    print("\n".join(lines[-200:]))
-    return exit_codes.OK
+        record = discovery.read_record(discovery.record_path())
+    except discovery.RecordError:
+        record = None
+    if record is not None and discovery.pid_alive(int(record["pid"])):
+        return False
+    if not sys.platform.startswith("linux"):
+        return False
+    from .service_units import SOCKET_NAME, systemd_socket_path, unit_dir
+
+    return (
+        socket_path == systemd_socket_path(os.environ)
+        and (unit_dir(os.environ) / SOCKET_NAME).exists()
+        and socket_path.exists()
+    )
 
 
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+def _status() -> int:
+    from .daemon_status import status
+
+    return status()
+
+
+def _install() -> int:
+    from .service_install import install
+
+    return install()
+
+
+def _uninstall() -> int:
+    from .service_install import uninstall
+
+    return uninstall()

@@ -2,9 +2,12 @@
 
 `SocketServer.start` takes an exclusive lock beside the socket before binding,
 so a second daemon stops with "already running (pid N)" and never unlinks a
-live socket; a stale socket (nothing answers) is replaced. Each connection's
-peer uid is checked; bytes are framed into messages and handed to the
-JSON-RPC endpoint; responses and events go out through the `Connection`.
+live socket; a stale socket (nothing answers) is replaced. Under socket
+activation `start` serves the socket systemd passed instead: systemd bound it
+and owns its path, so there is no lock to take and `close` never unlinks it.
+Each connection's peer uid is checked; bytes are framed into messages and
+handed to the JSON-RPC endpoint; responses and events go out through the
+`Connection`.
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ class AlreadyRunning(Exception):
     pass
 
 
+def _nothing() -> None:
+    pass
+
+
 class SocketServer:
     def __init__(
         self,
@@ -57,13 +64,26 @@ class SocketServer:
         self.connections: set[Connection] = set()
 
     # -- lifecycle -------------------------------------------------------
-    async def start(self, inherited: socket.socket | None = None) -> None:
+    async def start(
+        self, inherited: socket.socket | None = None, *, on_bound: Callable[[], None] = _nothing
+    ) -> None:
+        """Bind (behind the lock) and listen, or serve the `inherited` listening socket.
+
+        `on_bound` runs once the path is ours and before any connection can be
+        answered (before `listen`, or before serving an inherited socket), so
+        whatever it records is in place by the time a client gets a reply.
+        The lock only guards binding: an inherited socket's path belongs to the
+        service manager, which already runs one daemon per socket. Taking the
+        lock there could only conflict with a daemon started by hand earlier
+        that still holds it, and would make systemd restart us in a loop.
+        """
         if inherited is None:
             check_socket_path_length(self.path)
             ensure_private_dir(self.path.parent)
             self._take_lock()
-            sock = self._bind()
+            sock = self._bind(on_bound)
         else:
+            on_bound()
             sock = inherited
         self._server = await asyncio.start_unix_server(self._serve_client, sock=sock)
 
@@ -82,7 +102,7 @@ class SocketServer:
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._lock_fd = fd
 
-    def _bind(self) -> socket.socket:
+    def _bind(self, on_bound: Callable[[], None]) -> socket.socket:
         if self.path.exists() or self.path.is_symlink():
             if _answers(self.path):
                 raise AlreadyRunning(f"another process is serving on {self.path}")
@@ -96,11 +116,13 @@ class SocketServer:
             os.umask(old_umask)
         self.path.chmod(0o600)
         self._inode = self.path.stat().st_ino
+        on_bound()
         sock.listen(128)
         sock.setblocking(False)
         return sock
 
     async def close(self) -> None:
+        """Stop listening, flush and close connections, unlink the socket if we bound it."""
         if self._server is not None:
             self._server.close()
         for conn in list(self.connections):
