@@ -36,3 +36,30 @@ def repair_dangling(messages: list[JSONObject], note: str) -> int:
             insert_at += 1
             added += 1
     return added
+
+
+_ROLES = frozenset({"user", "assistant", "tool"})
+
+
+def check_messages(messages: object) -> list[JSONObject]:
+    """A history loaded from a file, checked; ValueError names the first problem."""
+    if not isinstance(messages, list):
+        raise ValueError("expected a JSON array of messages")
+    calls: set[str] = set()
+    for index, message in enumerate(messages):
+        where = f"message {index}"
+        if not isinstance(message, dict) or message.get("role") not in _ROLES:
+            raise ValueError(f"{where}: needs a role of user, assistant or tool")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise ValueError(f"{where}: content must be text or null")
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict) or not isinstance(call.get("id"), str):
+                raise ValueError(f"{where}: each tool call needs an id and a function")
+            calls.add(call["id"])
+        if message["role"] == "tool" and message.get("tool_call_id") not in calls:
+            raise ValueError(f"{where}: a tool result must answer an earlier tool call")
+    checked = [dict(m) for m in messages]
+    repair_dangling(checked, "not run: the history was loaded from a file")
+    return checked

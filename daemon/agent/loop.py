@@ -1,29 +1,50 @@
 """One agent turn: call the model, run the tools it asks for, repeat.
 
 Provider-agnostic: it sees a `Model`, a `ToolExecutor` and an `EventSink`.
-It stops when the model answers without tool calls, when the repetition guard
-fires, or at the iteration cap, after which one last call without tools asks
-for a summary. Model errors and cancellation propagate to the caller, which
-repairs the history.
+It stops when the model answers without tool calls, or when a guard fires:
+
+- repetition (`guards.py`): the same batch of calls too often;
+- token budget (`budget.py`): the turn or the session used too many tokens;
+- no progress (`progress.py`): eight rounds left the workspace unchanged;
+- the iteration cap, after which one last call without tools asks for a summary.
+
+Two guards reshape what the model is told instead of stopping: calls cut off
+at the output token limit are answered with "split the write"
+(`truncation.py`), and repeated shell failures of one shape become a question
+(`breaker.py`). Other model errors and cancellation propagate to the caller,
+which repairs the history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from coding_harness.protocol.methods import EventKind
 
+from ..providers.errors import ModelError
 from ..seams import EventSink, JSONObject, Model, ModelReply, ToolExecutor, Usage
+from .breaker import FAILURE_LIMIT, ShellBreaker
+from .budget import SessionTokens, TokenBudget
 from .guards import RepetitionGuard
 from .history import repair_dangling, tool_message
+from .progress import STALL_LIMIT, ProgressGuard
+from .truncation import (
+    CUT_OFF_RESULT,
+    CUT_OFF_RETRY,
+    cut_off_ids,
+    is_cut_off_error,
+    without_cut_off_arguments,
+)
 
 SUMMARY_REQUEST = (
     "You have used every tool call this turn allows. Without calling tools, "
     "summarise what you changed, what you found, and what is left to do."
 )
 REPEAT_NOTE = "not run: the same tool calls were repeated, so the turn was stopped"
+BUDGET_NOTE = "not run: the token budget was used up, so the turn was stopped"
+CUT_OFF_NOTICE = "the model's tool call was cut off at its output limit; asking it to split it"
 EVENT_PREVIEW = 4000
 
 
@@ -32,12 +53,15 @@ class LoopSettings:
     model_id: str
     generation: Mapping[str, Any]
     max_iterations: int = 20
+    turn_token_budget: int | None = None  # prompt + completion tokens; None: no limit
+    stall_limit: int = STALL_LIMIT  # rounds without a workspace change; 0: never stop
+    shell_failure_limit: int = FAILURE_LIMIT
 
 
 @dataclass(kw_only=True, slots=True)
 class LoopResult:
     reply: str
-    stopped: str | None = None
+    stopped: str | None = None  # repetition, budget, no_progress, iteration_cap
 
 
 class _DeltaSink:
@@ -62,6 +86,8 @@ class AgentLoop:
         events: EventSink,
         settings: LoopSettings,
         on_usage: Callable[[Usage], None],
+        progress_probe: Callable[[], Hashable] | None = None,
+        session_tokens: SessionTokens | None = None,
     ) -> None:
         self._model = model
         self._tools = tools
@@ -69,24 +95,59 @@ class AgentLoop:
         self._settings = settings
         self._on_usage = on_usage
         self._sink = _DeltaSink(events)
+        self._progress_probe = progress_probe
+        self._budget = TokenBudget(settings.turn_token_budget, session_tokens)
 
     async def run(self, messages: list[JSONObject]) -> LoopResult:
-        """Run until the model answers; `messages` is extended in place."""
-        guard = RepetitionGuard()
+        """Run until the model answers or a guard stops it; `messages` is extended in place."""
+        repetition = RepetitionGuard()
+        breaker = ShellBreaker(self._settings.shell_failure_limit)
+        progress = ProgressGuard(self._progress_probe, self._settings.stall_limit)
+        await progress.start()
         for _ in range(self._settings.max_iterations):
-            reply = await self._call(messages, with_tools=True)
-            messages.append(reply.to_message())
+            reply = await self._next_reply(messages)
+            cut = cut_off_ids(reply)
+            messages.append(without_cut_off_arguments(reply, cut).to_message())
             if not reply.tool_calls:
                 return LoopResult(reply=reply.content or "(the model returned an empty answer)")
-            if guard.stuck(reply.tool_calls):
-                repair_dangling(messages, REPEAT_NOTE)
-                return LoopResult(
-                    reply="Stopped: the model kept repeating the same tool calls without "
-                    "making progress. Try a stronger model or a more specific request.",
-                    stopped="repetition",
-                )
-            await self._run_tools(reply, messages)
+            stop = self._stop_before_tools(reply, repetition, messages)
+            if stop is not None:
+                return stop
+            await self._run_tools(reply, messages, cut, breaker)
+            if await progress.observe():
+                breaker.reset()
+            if progress.stalled:
+                return LoopResult(reply=progress.explanation(), stopped="no_progress")
         return await self._summarise(messages)
+
+    def _stop_before_tools(
+        self, reply: ModelReply, repetition: RepetitionGuard, messages: list[JSONObject]
+    ) -> LoopResult | None:
+        """A result ending the turn before the reply's calls run, or None to go on."""
+        if repetition.stuck(reply.tool_calls):
+            repair_dangling(messages, REPEAT_NOTE)
+            return LoopResult(
+                reply="Stopped: the model kept repeating the same tool calls without "
+                "making progress. Try a stronger model or a more specific request.",
+                stopped="repetition",
+            )
+        over = self._budget.exceeded()
+        if over is not None:
+            repair_dangling(messages, BUDGET_NOTE)
+            self._events.emit(EventKind.NOTICE, {"message": over})
+            return LoopResult(reply=over, stopped="budget")
+        return None
+
+    async def _next_reply(self, messages: list[JSONObject]) -> ModelReply:
+        """One call with tools; a server that choked on a cut-off call gets one retry."""
+        try:
+            return await self._call(messages, with_tools=True)
+        except ModelError as error:
+            if not is_cut_off_error(error):
+                raise
+        messages.append({"role": "user", "content": CUT_OFF_RETRY})
+        self._events.emit(EventKind.NOTICE, {"message": CUT_OFF_NOTICE})
+        return await self._call(messages, with_tools=True)
 
     async def _call(self, messages: list[JSONObject], *, with_tools: bool) -> ModelReply:
         payload: JSONObject = {"model": self._settings.model_id, "messages": messages}
@@ -96,16 +157,26 @@ class AgentLoop:
         payload.update(self._settings.generation)
         reply = await self._model.complete(payload, self._sink)
         if reply.usage is not None:
+            self._budget.add(reply.usage)
             self._on_usage(reply.usage)
         return reply
 
-    async def _run_tools(self, reply: ModelReply, messages: list[JSONObject]) -> None:
+    async def _run_tools(
+        self,
+        reply: ModelReply,
+        messages: list[JSONObject],
+        cut: set[str],
+        breaker: ShellBreaker,
+    ) -> None:
         for call in reply.tool_calls:
             self._events.emit(
                 EventKind.TOOL_CALL,
                 {"id": call.id, "name": call.name, "arguments": call.arguments[:EVENT_PREVIEW]},
             )
-            result = await self._tools.execute(call)
+            if call.id in cut:
+                result = CUT_OFF_RESULT
+            else:
+                result = breaker.review(call, await self._tools.execute(call))
             messages.append(tool_message(call.id, call.name, result))
             self._events.emit(
                 EventKind.TOOL_RESULT,

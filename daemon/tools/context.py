@@ -3,6 +3,8 @@
 `ToolContext` is built once per turn and handed to every tool call; the
 `TurnOutcome` it carries is how tools report what happened (edits rejected,
 files changed, a failed `make check`) so the turn can end with the right code.
+Every setting has a safe default: no extra programs, no fetching from private
+addresses, no web search.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from coding_harness.daemon.seams import Approver, EventSink
+from coding_harness.daemon.tools.fetch import FetchPolicy
+from coding_harness.daemon.tools.search import SearchEngine
 from coding_harness.daemon.tools.workspace import Workspace
 
 EXIT_CHECK_FAILED = 2
@@ -50,3 +54,11 @@ class ToolContext:
     command_timeout: float = 120.0
     check_timeout: float = 600.0
     outcome: TurnOutcome = field(default_factory=TurnOutcome)
+    # After a failed make check, ask whether to revert the approved edit (never under -y).
+    offer_revert: bool = True
+    # Programs run_shell accepts besides its built-in list (`/allow-cmd NAME`).
+    extra_commands: frozenset[str] = frozenset()
+    # fetch_url's limits; `FetchPolicy(allow_private=True)` lets it reach loopback.
+    fetch: FetchPolicy = field(default_factory=FetchPolicy)
+    # The session's web search engine; None keeps web_search out of the tool list.
+    search: SearchEngine | None = None

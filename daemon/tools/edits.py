@@ -1,33 +1,36 @@
-"""propose_edit: the approval gate every write to the workspace goes through.
+"""propose_edit, and the approval gate every write to the workspace goes through.
 
-An edit names the whole old and new text of one file. It is checked against
-the file on disk (trailing whitespace aside), shown as a diff, and then, by
-mode: only shown (dry run), applied (`-y`), or put to the people attached to
-the session. An applied edit is re-checked against the file, written
-atomically with the file's mode kept, and followed by `make check`.
+An edit names the whole old and new text of one file (replace_text builds the
+same `EditPlan` from one snippet). It is checked against the file on disk
+(trailing whitespace aside), shown as a diff, and then, by mode: only shown
+(dry run), applied (`-y`), or put to the people attached to the session. An
+applied edit is re-checked against the file, written atomically with the
+file's mode kept, and followed by `make check`; when that fails, the people
+are offered a revert (see `revert.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import secrets
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest
+from coding_harness.daemon.tools.checks import run_check
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.diff import unified_diff
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.files import decode_text, read_regular
-from coding_harness.daemon.tools.process import run_process, shorten
+from coding_harness.daemon.tools.revert import offer_revert
 from coding_harness.daemon.tools.workspace import Workspace
+from coding_harness.daemon.tools.writes import read_current, write_atomically
 
-CHECK_OUTPUT_CHARS = 2_000
-MAX_EDIT_BYTES = 16_000_000
-MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")
+KEPT = (
+    "\nThe edit stays in place. Fix what make check reported, starting from the file as it is now."
+)
+AUTO_APPROVE_KEPT = (
+    "\nThe edit stays in place: with auto-approve nothing is reverted automatically. "
+    "Fix what make check reported, starting from the file as it is now."
+)
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)
@@ -42,10 +45,14 @@ class EditPlan:
 
 
 async def propose_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
-    """Check, show, ask (by mode), then write and run `make check`."""
+    """Check the whole-file edit, then put it through the gate."""
     plan = await asyncio.to_thread(plan_edit, ctx.workspace, path, old, new)
-    new_file = plan.current is None
-    ctx.events.emit("diff", {"path": plan.rel, "diff": plan.diff, "new_file": new_file})
+    return await submit_edit(ctx, plan)
+
+
+async def submit_edit(ctx: ToolContext, plan: EditPlan) -> str:
+    """Show the diff, then by mode: preview only, apply, or ask and apply on yes."""
+    ctx.events.emit("diff", {"path": plan.rel, "diff": plan.diff, "new_file": plan.current is None})
     if ctx.dry_run:
         ctx.outcome.dry_run_diffs += 1
         return (
@@ -87,8 +94,12 @@ def plan_edit(workspace: Workspace, path: str, old: str, new: str) -> EditPlan:
         if new.rstrip() == current.rstrip():
             raise ToolRefusal(f"no changes: '{rel}' already holds this content")
         text = keep_final_newline(current, new)
+    return make_plan(real, rel, current, text)
+
+
+def make_plan(real: Path, rel: str, current: str | None, new: str) -> EditPlan:
     return EditPlan(
-        real=real, rel=rel, current=current, new=text, diff=unified_diff(current or "", text, rel)
+        real=real, rel=rel, current=current, new=new, diff=unified_diff(current or "", new, rel)
     )
 
 
@@ -97,16 +108,6 @@ def keep_final_newline(current: str, new: str) -> str:
     if current.endswith("\n") and new and not new.endswith("\n"):
         return new + "\n"
     return new
-
-
-def read_current(real: Path, rel: str) -> str | None:
-    """The file's text, or None when there is no file yet."""
-    if not real.exists():
-        return None
-    data, size = read_regular(real, rel, MAX_EDIT_BYTES + 1)
-    if size > MAX_EDIT_BYTES or len(data) > MAX_EDIT_BYTES:
-        raise ToolRefusal(f"refused: '{rel}' is too large to edit as a whole file")
-    return decode_text(data, True, rel)
 
 
 def summarize(plan: EditPlan) -> str:
@@ -128,97 +129,32 @@ def _declined(rel: str, decision: ApprovalDecision) -> str:
 
 
 async def apply_edit(ctx: ToolContext, plan: EditPlan, label: str) -> str:
-    """Write the approved edit, then run `make check`."""
+    """Write the approved edit, run `make check`, and offer a revert when it fails."""
+    listed_before = plan.rel in ctx.outcome.files_changed
     try:
-        await asyncio.to_thread(_write_if_unchanged, plan)
+        created = await asyncio.to_thread(_write_if_unchanged, plan)
     except OSError as exc:
         return (
             f"edit not applied: could not write '{plan.rel}' ({exc.strerror or exc}); "
             "the file was left as it was."
         )
     ctx.outcome.record_change(plan.rel)
-    created = " (new file)" if plan.current is None else ""
-    return f"{label}: wrote '{plan.rel}'{created}. {await run_check(ctx)}"
+    note = " (new file)" if plan.current is None else ""
+    check = await run_check(ctx)
+    result = f"{label}: wrote '{plan.rel}'{note}. {check.text}"
+    if check.passed is not False:
+        return result
+    if ctx.auto_approve:
+        return result + AUTO_APPROVE_KEPT
+    if not ctx.offer_revert:
+        return result + KEPT
+    return result + await offer_revert(ctx, plan, created, listed_before=listed_before)
 
 
-def _write_if_unchanged(plan: EditPlan) -> None:
+def _write_if_unchanged(plan: EditPlan) -> list[Path]:
     if read_current(plan.real, plan.rel) != plan.current:
         raise ToolRefusal(
             f"not applied: the file changed since the diff was shown ('{plan.rel}' no longer "
             "holds what the diff was made against). Read it again and propose a new edit."
         )
-    write_atomically(plan.real, plan.new)
-
-
-def write_atomically(target: Path, text: str) -> None:
-    """Replace `target` in one step; on any error the old file stays as it was."""
-    created = _make_parents(target.parent)
-    try:
-        _replace(target, text.encode("utf-8"))
-    except OSError:
-        for folder in reversed(created):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        raise
-
-
-def _make_parents(folder: Path) -> list[Path]:
-    """Create missing folders top-down; returns the ones made."""
-    missing: list[Path] = []
-    while not folder.exists():
-        missing.append(folder)
-        folder = folder.parent
-    missing.reverse()
-    for each in missing:
-        each.mkdir()
-    return missing
-
-
-def _replace(target: Path, data: bytes) -> None:
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
-    temp = target.with_name(f".harness-{secrets.token_hex(6)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            temp.chmod(mode)
-        temp.replace(target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise
-    _sync_folder(target.parent)
-
-
-def _sync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def has_makefile(root: Path) -> bool:
-    return any((root / name).is_file() for name in MAKEFILE_NAMES)
-
-
-async def run_check(ctx: ToolContext) -> str:
-    """Run `make check` when there is a makefile; the sentence to add to the result."""
-    if not has_makefile(ctx.workspace.root):
-        return "There is no Makefile in the workspace, so make check was skipped."
-    result = await run_process(["make", "check"], ctx.workspace.root, ctx.check_timeout)
-    passed = result.exit_code == 0
-    output = shorten(result.output, CHECK_OUTPUT_CHARS)
-    ctx.events.emit(
-        "check.result", {"passed": passed, "exit_code": result.exit_code, "output": output}
-    )
-    ctx.outcome.last_check_failed = not passed
-    if passed:
-        return "make check passed."
-    if result.timed_out:
-        return f"make check FAILED: it timed out after {ctx.check_timeout:g} s.\n{output}"
-    return f"make check FAILED (exit {result.exit_code}):\n{output}"
+    return write_atomically(plan.real, plan.new)

@@ -2,9 +2,11 @@
 
 The command line is split like a POSIX shell would split words, and nothing
 more: no pipes, no `;`, no `$(...)`, no globbing. Only make, ls, pwd, cat and
-uv may run, by bare name. Every argument that could name a file is held to the
-workspace rules (inside, not hidden), and each program has its own extra
-rules, e.g. make may not be pointed at another makefile or folder.
+uv may run, by bare name, plus the programs the user allowed for the session
+(`/allow-cmd NAME`, carried in `ToolContext.extra_commands`). Every argument
+that could name a file is held to the workspace rules (inside, not hidden),
+and each built-in program has its own extra rules, e.g. make may not be
+pointed at another makefile or folder.
 """
 
 from __future__ import annotations
@@ -33,28 +35,37 @@ _MAKE_ASSIGNMENT = re.compile(r"^([^=:+?!\s]+)\s*(:::=|::=|:=|\+=|\?=|!=|=)(.*)$
 _LS_HIDDEN_SHORT = set("aAf")  # -f implies -a
 _LS_HIDDEN_LONG = ("all", "almost-all")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_COMMAND_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 
 async def run_shell(ctx: ToolContext, command: str) -> str:
     """Run one whitelisted command in the workspace and report its output."""
-    argv = parse_command(command)
+    argv = parse_command(command, allowed_extras(ctx.extra_commands))
     check_command(ctx, argv)
     result = await run_process(argv, ctx.workspace.root, ctx.command_timeout)
     output = filter_ls_output(result.output) if argv[0] == "ls" else result.output
     return _report(output, result, ctx.command_timeout)
 
 
-def parse_command(command: str) -> list[str]:
+def allowed_extras(names: frozenset[str]) -> frozenset[str]:
+    """The session's extra programs that are bare, visible command names."""
+    return frozenset(
+        name for name in names if _COMMAND_NAME.fullmatch(name) and not is_hidden_name(name)
+    )
+
+
+def parse_command(command: str, extras: frozenset[str] = frozenset()) -> list[str]:
     """Split into words, refusing anything a shell would treat as syntax."""
+    programs = ", ".join(sorted(set(ALLOWED) | extras))
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise ToolRefusal(f"refused: could not split the command into words ({exc})") from None
     if not argv:
-        raise ToolRefusal(f"refused: empty command; allowed programs: {', '.join(ALLOWED)}")
-    if argv[0] not in ALLOWED:
+        raise ToolRefusal(f"refused: empty command; allowed programs: {programs}")
+    if argv[0] not in ALLOWED and argv[0] not in extras:
         raise ToolRefusal(
-            f"refused: '{argv[0]}' is not allowed. run_shell runs only {', '.join(ALLOWED)}, "
+            f"refused: '{argv[0]}' is not allowed. run_shell runs only {programs}, "
             "named without a path"
         )
     for word in argv[1:]:
@@ -69,6 +80,9 @@ def parse_command(command: str) -> list[str]:
 def check_command(ctx: ToolContext, argv: list[str]) -> None:
     """Apply the workspace rules to every argument, then the program's own rules."""
     program, args = argv[0], argv[1:]
+    if program not in ALLOWED:  # a program the user allowed for this session
+        _check_extra(ctx, program, args)
+        return
     if program == "uv" and ctx.dry_run:
         raise ToolRefusal(
             "refused: uv is unavailable in this run because the user asked for a dry run "
@@ -82,6 +96,15 @@ def check_command(ctx: ToolContext, argv: list[str]) -> None:
         "pwd": _check_pwd,
     }
     rules[program](ctx.workspace, args)
+
+
+def _check_extra(ctx: ToolContext, program: str, args: list[str]) -> None:
+    if ctx.dry_run:
+        raise ToolRefusal(
+            f"refused: '{program}' was allowed for this session, but this is a dry run "
+            "(--dry-run), in which only the built-in programs run, since others may write files"
+        )
+    _check_words(ctx.workspace, args)
 
 
 def _check_words(workspace: Workspace, words: list[str]) -> None:

@@ -135,7 +135,7 @@ def test_yes_writes_and_runs_make_check_that_passes(root: Path) -> None:
 
 
 def test_yes_with_failing_make_check_exits_2(root: Path) -> None:
-    approver = ScriptedApprover(("yes", ""))
+    approver = ScriptedApprover(("yes", ""), ("no", ""))  # the second: keep, do not revert
     result, ctx, sink = edit(root, "src/app.py", APP, "BROKEN\n", approver)
     assert result.startswith("applied: wrote 'src/app.py'. make check FAILED (exit 2):")
     assert "found BROKEN in src" in result
@@ -146,9 +146,10 @@ def test_yes_with_failing_make_check_exits_2(root: Path) -> None:
 
 def test_failing_check_output_is_cut_to_2000_characters(root: Path) -> None:
     (root / "Makefile").write_text("check:\n\t@python3 -c \"print('E' * 9000)\"; exit 1\n")
-    result, _, sink = edit(root, "src/app.py", APP, "x = 1\n", ScriptedApprover(("yes", "")))
+    approver = ScriptedApprover(("yes", ""), ("no", ""))  # the second: keep, do not revert
+    result, _, sink = edit(root, "src/app.py", APP, "x = 1\n", approver)
     assert "characters omitted" in result
-    assert len(result) < 2200
+    assert len(result) < 2400
     assert len(sink.of_kind("check.result")[0]["output"]) < 2100
 
 

@@ -90,8 +90,10 @@ def test_builtin_tools_are_the_contract(tmp_path: Path) -> None:
         "grep": ["pattern", "path"],
         "run_shell": ["command"],
         "propose_edit": ["path", "old", "new"],
+        "replace_text": ["path", "old_text", "new_text"],
+        "fetch_url": ["url"],
     }
-    assert BUILTIN_TOOLS.names() == list(signature)
+    assert BUILTIN_TOOLS.names() == [*signature, "web_search"]  # offered only with search on
     assert [s["function"]["name"] for s in build_tools(ctx, ["grep"]).schemas()] == ["grep"]
 
 

@@ -1,0 +1,55 @@
+"""Progress detection: a turn whose tool calls stopped changing anything is stopped.
+
+A model can stay calm and error-free while achieving nothing: reading the same
+files, listing folders, running checks. What separates that from slow work is
+whether the workspace changes. After each round of tool calls the loop asks a
+probe (normally `fingerprint.workspace_probe`) for a cheap fingerprint, off
+the event loop; `limit` rounds in a row with an unchanged fingerprint mean
+the turn is stopped with an explanation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Hashable
+
+STALL_LIMIT = 8
+
+NO_PROGRESS = (
+    "Stopped: {count} rounds of tool calls in a row left the workspace exactly as it "
+    "was, so the model seems to be going round in circles. Nothing it did in those "
+    "rounds was lost. Ask again with a more specific request, point it at the file to "
+    "change, or try a stronger model."
+)
+
+
+class ProgressGuard:
+    """Counts consecutive rounds with an unchanged workspace."""
+
+    def __init__(self, probe: Callable[[], Hashable] | None, limit: int = STALL_LIMIT) -> None:
+        self._probe = probe
+        self.limit = limit
+        self.unchanged = 0
+        self._last: Hashable = None
+
+    async def start(self) -> None:
+        """Take the fingerprint the first round is compared with."""
+        if self._probe is not None:
+            self._last = await asyncio.to_thread(self._probe)
+
+    async def observe(self) -> bool:
+        """Fingerprint the workspace after a round; True when it changed."""
+        if self._probe is None:
+            return False
+        current = await asyncio.to_thread(self._probe)
+        changed = current != self._last
+        self._last = current
+        self.unchanged = 0 if changed else self.unchanged + 1
+        return changed
+
+    @property
+    def stalled(self) -> bool:
+        return self._probe is not None and self.limit > 0 and self.unchanged >= self.limit
+
+    def explanation(self) -> str:
+        return NO_PROGRESS.format(count=self.unchanged)
