@@ -14,7 +14,10 @@ subcommands:
   harness sessions                 list sessions
   harness attach [ID]              a REPL on an existing session
   harness approve [ID]             only answer approval requests
-  harness daemon start|stop|restart|status|logs
+  harness trust                    trust this project's .local_coding_harness.json
+  harness daemon start|stop|restart|status|install|uninstall
+  harness daemon logs [-n N] [-f]
+  harness doctor                   check the set-up; each problem with its fix
 
 exit codes:
   0 done   1 model or network error   2 make check failed after an edit

@@ -54,5 +54,21 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from .sessions_list import main as sessions_main
 
         return sessions_main(rest)
+    if name == "attach":
+        from .attach import main as attach_main
+
+        return attach_main(rest)
+    if name == "approve":
+        from .approve import main as approve_main
+
+        return approve_main(rest)
+    if name == "trust":
+        from .trust import main as trust_main
+
+        return trust_main(rest)
+    if name == "doctor":
+        from .doctor import main as doctor_main
+
+        return doctor_main(rest)
     print(f"harness {name}: not available in this version yet", file=sys.stderr)
     return exit_codes.BAD_ARGUMENTS

@@ -40,12 +40,21 @@ def spawn_daemon(socket_path: Path) -> subprocess.Popen[bytes]:
     with log_path.open("ab") as log_file:
         return subprocess.Popen(
             [sys.executable, "-m", "coding_harness.daemon", "--socket", os.fspath(socket_path)],
+            env=_daemon_environment(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log_file,
             start_new_session=True,
             close_fds=True,
         )
+
+
+# A daemon started by hand must not mistake itself for a systemd service.
+_SERVICE_VARIABLES = ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES")
+
+
+def _daemon_environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in _SERVICE_VARIABLES}
 
 
 def connect_or_start(socket_path: Path, *, timeout: float = START_TIMEOUT) -> Connection:

@@ -57,7 +57,12 @@ def _run(conn: Connection, options: OneShotOptions, prompt: str, style: Style) -
         {
             "session": session["session"],
             "text": prompt,
-            "options": {"yes": options.yes, "dry_run": options.dry_run},
+            "options": {
+                "yes": options.yes,
+                "dry_run": options.dry_run,
+                # From a pipe only one answer can come: no second question (a revert).
+                "interactive": sys.stdin.isatty() and not options.stdin,
+            },
             "env": env,
         },
     )

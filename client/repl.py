@@ -23,16 +23,14 @@ from coding_harness.protocol.version import __version__
 
 from . import approval_prompt, exit_codes
 from .args import OneShotOptions
+from .attach import print_history
 from .printer import PrintOptions, TurnPrinter
 from .session_setup import key_env, open_session, reach_daemon
+from .slash_commands import QUIT, SlashCommands
 from .style import Style, color_wanted
 from .turn_driver import TurnDriver
 
 HISTORY_FILE = Path("~/.coding_agent_history")
-HELP = """\
-/help              this list
-/quit              leave the REPL (the session stays in the daemon)
-Anything else is a task for the agent. Ctrl-C cancels a running turn; Ctrl-D leaves."""
 
 
 def run_repl(
@@ -71,17 +69,12 @@ class _Repl:
         printer = TurnPrinter(
             style, PrintOptions(quiet=options.quiet, stream_reply=True), sys.stdout
         )
+        self.commands = SlashCommands(conn, self.session["session"], style)
         self.driver = TurnDriver(conn, self.session["session"], printer, self._answer)
 
     def loop(self) -> int:
         if not self.options.quiet:
-            self.style.line(
-                "coding-harness REPL. /help for commands, /quit or Ctrl-D to leave.", "bold"
-            )
-            self.style.line(
-                f"{self.session['provider']} · {self.session['model']} · {self.session['cwd']}",
-                "dim",
-            )
+            self._banner()
         while True:
             try:
                 line = self.prompt.prompt("> ").strip()
@@ -91,12 +84,24 @@ class _Repl:
                 return exit_codes.OK
             if not line:
                 continue
-            if line in ("/quit", "/exit"):
-                return exit_codes.OK
-            if line == "/help":
-                print(HELP)
+            if line.startswith("/"):
+                if self.commands.handle(line) == QUIT:
+                    return exit_codes.OK
                 continue
             self._submit(line)
+
+    def _banner(self) -> None:
+        self.style.line(
+            "coding-harness REPL. /help for commands, /quit or Ctrl-D to leave.", "bold"
+        )
+        where = [self.session.get("provider"), self.session.get("model"), self.session["cwd"]]
+        self.style.line(" · ".join(str(part) for part in where if part), "dim")
+        if self.options.session:
+            self.style.line(f"attached to session {self.session['session']}", "dim")
+            history = self.conn.request(
+                methods.SESSION_HISTORY, {"session": self.session["session"]}
+            )
+            print_history(history["messages"], self.style)
 
     def _submit(self, text: str) -> None:
         submitted = self.conn.request(

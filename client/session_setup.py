@@ -17,6 +17,7 @@ from coding_harness.protocol.client import Connection, DaemonUnreachable
 from .args import OneShotOptions
 from .launcher import connect_or_start
 from .style import Style
+from .version_skew import warn as warn_version_skew
 
 
 def key_env(names: list[str]) -> dict[str, str]:
@@ -37,6 +38,7 @@ def open_session(
     conn: Connection, options: OneShotOptions, info: dict[str, Any], style: Style
 ) -> dict[str, Any]:
     """Join `--session`, or create a session for the workspace; print the route line."""
+    warn_version_skew(info, style)
     if options.session:
         summary: dict[str, Any] = conn.request(methods.SESSION_ATTACH, {"session": options.session})
         return {**summary, "key_env": info.get("key_env", [])}

@@ -1,8 +1,12 @@
 """The composition root: builds the daemon's parts and runs its lifecycle.
 
 Startup (config cache, provider pool, sessions, turn runner, socket), serve
-until a signal or `daemon.shutdown`, then shut down: stop accepting, cancel
-running turns, close provider connections, remove the socket.
+until a signal or `daemon.shutdown`, then shut down: withdraw the discovery
+record and tell the service manager (STOPPING=1), let running turns finish
+for `drain_seconds` (a turn waiting for an approval is not waited for), cancel
+the rest, close provider connections, remove the socket if this daemon made
+it. The record is written once the socket is bound, before anyone is
+answered, and READY=1 sent once serving (`service.py`).
 """
 
 from __future__ import annotations
@@ -23,22 +27,40 @@ from coding_harness.protocol.version import PROTOCOL_VERSION, __version__
 from .config import ConfigCache
 from .connection import Connection
 from .methods import build_methods
+from .methods.provider_methods import reload_configuration
 from .providers.pool import ProviderPool
+from .restore import restore_sessions
 from .rpc import Endpoint
 from .server import SocketServer
-from .sessions import SessionTable
+from .service import ServiceContext, remove_record, write_record
+from .sessions import EVENT_LOG_LIMIT, SessionTable
+from .store import Store
 from .tools.builtin import build_tools
 from .turns import TurnRunner
 
 log = logging.getLogger(__name__)
 
+STORE_NAME = "sessions.db"
+# Events are written with each completed step, and at least this often.
+EVENT_FLUSH_SECONDS = 0.25
+
 # How long a stop waits for running turns before cancelling them.
 DRAIN_SECONDS = 10.0
+DRAIN_POLL_SECONDS = 0.05
 
 
 class Daemon:
+    # Set by run(): what the service manager handed over, and where to announce.
+    service: ServiceContext | None = None
+    _withdrawn = False
+
     def __init__(
-        self, *, socket_path: Path, home: Path, max_message: int = MAX_MESSAGE_BYTES
+        self,
+        *,
+        socket_path: Path,
+        home: Path,
+        state_dir: Path,
+        max_message: int = MAX_MESSAGE_BYTES,
     ) -> None:
         self.socket_path = socket_path
         self.home = home
@@ -46,8 +68,13 @@ class Daemon:
         self.configs = ConfigCache(home)
         self.pool = ProviderPool()
         self.sessions = SessionTable()
+        self.store = Store(state_dir / STORE_NAME)
+        self._apply_retention()
+        restored = restore_sessions(self.store, self.sessions, EVENT_LOG_LIMIT)
+        log.info("restored %d session(s) from %s", restored, self.store.path)
         self.turns = TurnRunner(configs=self.configs, pool=self.pool, build_tools=build_tools)
         self._stop = asyncio.Event()
+        self._background: set[asyncio.Future[Any]] = set()
         self.drain_seconds = DRAIN_SECONDS
         self.stopping = False
         self._process = psutil.Process()
@@ -59,20 +86,31 @@ class Daemon:
             on_disconnect=self._forget,
         )
 
-    async def run(self) -> None:
-        await self.server.start()
+    async def run(self, service: ServiceContext | None = None) -> None:
+        self.service = service = service or ServiceContext()
+        try:
+            await self.server.start(service.listen_socket, on_bound=self._write_record)
+        except BaseException:
+            self._remove_record()
+            raise
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop)
-        loop.add_signal_handler(signal.SIGHUP, self.reload)
+        loop.add_signal_handler(signal.SIGHUP, self._reload_in_background)
         log.info("harnessd %s serving on %s (pid %d)", __version__, self.socket_path, os.getpid())
+        self._announce()
+        flusher = asyncio.create_task(self._flush_events_forever(), name="event-flusher")
         try:
             await self._stop.wait()
         finally:
+            flusher.cancel()
             log.info("shutting down")
-            await self.turns.close(self.drain_seconds)
+            self._withdraw()
+            await self._drain()
             await self.server.close()
             await self.pool.aclose()
+            self._flush_events()
+            self.store.close()
             log.info("stopped")
 
     def reload(self) -> None:
@@ -83,22 +121,124 @@ class Daemon:
         self.configs.clear()
         log.info("configuration reload requested")
 
+    def _reload_in_background(self) -> None:
+        """SIGHUP: what `daemon.reload` does, connections to retired endpoints included."""
+        task = asyncio.ensure_future(reload_configuration(self))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     def request_stop(self) -> None:
+        """Stop taking work: withdraw the record now, before a stop request is answered."""
+        if not self.stopping:
+            self._withdraw()
         self.stopping = True
         self._stop.set()
 
     def status(self) -> dict[str, Any]:
+        service = self.service or ServiceContext()
+        uptime = time.time() - self.started_at
+        cpu = self._process.cpu_times()
+        cpu_seconds = cpu.user + cpu.system
+        # CPU time counts from process start (imports included), so average over that.
+        lifetime = max(time.time() - self._process.create_time(), 0.001)
         return {
             "pid": os.getpid(),
             "version": __version__,
             "protocol": PROTOCOL_VERSION,
-            "uptime": time.time() - self.started_at,
+            "uptime": uptime,
+            "started_at": self.started_at,
             "memory_rss": self._process.memory_info().rss,
+            "cpu_seconds": cpu_seconds,
+            "cpu_percent": 100.0 * cpu_seconds / lifetime,
             "socket": str(self.socket_path),
+            "socket_activated": service.socket_activated,
             "sessions": len(self.sessions),
             "clients": len(self.server.connections),
+            "attached_clients": sum(1 for conn in self.server.connections if conn.attached),
             "running_turns": self.turns.running(),
+            "provider_connections": self.pool.client_count,
+            "config_files": self.configs.loaded_files(),
+            "log_file": str(service.log_file) if service.log_file else None,
+            "drain_seconds": self.drain_seconds,
+            "stopping": self.stopping,
         }
+
+    def discovery_record(self) -> dict[str, Any]:
+        service = self.service or ServiceContext()
+        return {
+            "pid": os.getpid(),
+            "socket": str(self.socket_path),
+            "version": __version__,
+            "started_at": self.started_at,
+            "socket_activated": service.socket_activated,
+            "log_file": str(service.log_file) if service.log_file else None,
+        }
+
+    def _write_record(self) -> None:
+        """The socket is ours and nobody is answered yet: record who serves it."""
+        service = self.service or ServiceContext()
+        if service.record_path is not None:
+            try:
+                write_record(service.record_path, self.discovery_record())
+            except OSError as exc:
+                log.warning("could not write %s: %s", service.record_path, exc)
+
+    def _remove_record(self) -> None:
+        service = self.service or ServiceContext()
+        if service.record_path is not None:
+            remove_record(service.record_path, os.getpid())
+
+    def _announce(self) -> None:
+        """Serving (the record is written): tell the service manager."""
+        (self.service or ServiceContext()).notifier.ready(f"serving on {self.socket_path}")
+
+    def _withdraw(self) -> None:
+        """Stopping: remove the discovery record, then tell the service manager (once)."""
+        if self._withdrawn:
+            return
+        self._withdrawn = True
+        service = self.service or ServiceContext()
+        self._remove_record()
+        running = self.turns.running()
+        service.notifier.stopping(f"stopping; {running} running turn(s) to finish or cancel")
+
+    async def _drain(self) -> None:
+        """Let running turns finish for up to `drain_seconds`, then cancel the rest.
+
+        A turn waiting for an approval does not hold the stop: only a person can
+        move it on, and the person asked the daemon to stop. It is cancelled
+        (exit code 130, history repaired) with whatever is left when the drain ends.
+        """
+        self.turns.stop_taking()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.drain_seconds
+        if self._working_turns():
+            log.info("waiting up to %.0f s for running turns", self.drain_seconds)
+        # Turns and approvals expose no event to wait on; polling during a stop is cheap.
+        while self._working_turns() and loop.time() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(DRAIN_POLL_SECONDS)
+        await self.turns.close(0)
+
+    def _working_turns(self) -> int:
+        """Running turns that are not waiting for a person's approval."""
+        waiting = sum(1 for session in self.sessions.all() if session.state == "waiting")
+        return max(0, self.turns.running() - waiting)
+
+    def _apply_retention(self) -> None:
+        days = self.configs.get(self.home).agent.retention_days
+        if days is not None:
+            removed = self.store.delete_sessions_before(time.time() - days * 86_400)
+            if removed:
+                log.info("retention: removed %d session(s) idle for over %g days", removed, days)
+
+    async def _flush_events_forever(self) -> None:
+        while True:
+            await asyncio.sleep(EVENT_FLUSH_SECONDS)
+            self._flush_events()
+
+    def _flush_events(self) -> None:
+        for session in self.sessions.all():
+            session.flush_events()
 
     def _forget(self, conn: Connection) -> None:
         self.sessions.detach_everywhere(conn)

@@ -9,7 +9,7 @@ answer gets a clear error. With nobody to answer, the request simply waits.
 from __future__ import annotations
 
 import asyncio
-import itertools
+import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -20,8 +20,6 @@ from .seams import ApprovalDecision, ApprovalRequest
 
 if TYPE_CHECKING:
     from .sessions import Session
-
-_ids = itertools.count(1)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -38,9 +36,12 @@ class PendingApprovals:
         self._session = session
         self._pending: dict[str, _Pending] = {}
         self._resolved_by: dict[str, str] = {}
+        # Seconds an approval may wait; None waits for as long as it takes.
+        self.timeout: float | None = None
 
     async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
-        request_id = f"a{next(_ids)}"
+        # Unique across daemon restarts: the store keeps old requests.
+        request_id = f"a-{secrets.token_hex(4)}"
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
         event = self._session.emit(
             EventKind.APPROVAL_REQUESTED,
@@ -53,14 +54,28 @@ class PendingApprovals:
             },
         )
         self._pending[request_id] = _Pending(request=request, future=future, seq=event.seq)
+        if self._session.store is not None:
+            self._session.flush_events()
+            self._session.store.approval_requested(
+                self._session.id, request_id, request.kind, request.path
+            )
         previous_state = self._session.state
         self._session.state = "waiting"
         try:
-            return await future
+            if self.timeout is None:
+                return await future
+            return await asyncio.wait_for(asyncio.shield(future), self.timeout)
+        except TimeoutError:
+            return self._expire(request_id)
         finally:
             self._pending.pop(request_id, None)
             if self._session.state == "waiting":
                 self._session.state = previous_state
+
+    def _expire(self, request_id: str) -> ApprovalDecision:
+        """No answer in time: a refusal the model is told about, never an approval."""
+        reason = f"nobody answered within {self.timeout:g} s, so the change was not made"
+        return self.respond(request_id, "no", reason, "harnessd (time limit)")
 
     def respond(self, request_id: str, decision: str, reason: str, client: str) -> ApprovalDecision:
         if decision not in DECISIONS:
@@ -78,6 +93,10 @@ class PendingApprovals:
         )
         pending.future.set_result(answer)
         self._resolved_by[request_id] = client
+        if self._session.store is not None:
+            self._session.store.approval_resolved(
+                self._session.id, request_id, decision, reason, client
+            )
         self._session.emit(
             EventKind.APPROVAL_RESOLVED,
             {"request": request_id, "decision": decision, "reason": reason, "client": client},

@@ -49,13 +49,17 @@ class Connection:
 
     def send(self, message: Any) -> None:
         """Queue a message; a client that fell too far behind is disconnected."""
+        self.send_encoded(encode_safely(message))
+
+    def send_encoded(self, data: bytes) -> None:
+        """Queue an already framed message (an event encoded once for every client)."""
         if self.closed.is_set():
             return
         try:
-            self._queue.put_nowait(encode_safely(message))
+            self._queue.put_nowait(data)
         except asyncio.QueueFull:
             log.warning("%s is too far behind; disconnecting it", self.label)
-            self.close()
+            self.close(abort=True)
 
     def after_response(self, action: Callable[[], None]) -> None:
         """Run `action` once the response to the current request is queued."""
@@ -66,12 +70,16 @@ class Connection:
         for action in actions:
             action()
 
-    def close(self) -> None:
+    def close(self, *, abort: bool = False) -> None:
+        """Close; `abort` drops unsent data, for a peer that stopped reading."""
         if self.closed.is_set():
             return
         self.closed.set()
         self._writer_task.cancel()
-        self._writer.close()
+        if abort:
+            self._writer.transport.abort()
+        else:
+            self._writer.close()
 
     async def finish(self) -> None:
         """Flush what is queued, then close."""

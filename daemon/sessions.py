@@ -2,7 +2,9 @@
 
 Every event gets the next `seq` of its session and is kept in the session's
 log, so `session.attach` with `since_seq` replays exactly what a client
-missed. Events go to every attached connection as `event` notifications.
+missed. Events go to every attached connection as `event` notifications and
+wait in `pending_events` until the store takes them (with the next completed
+step, or at the next periodic flush).
 """
 
 from __future__ import annotations
@@ -12,16 +14,21 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from coding_harness.protocol import methods
 
 from .approvals import PendingApprovals
-from .connection import Connection
+from .connection import Connection, encode_safely
 from .seams import JSONObject, Usage
 
-# Deltas are many and small; the log keeps this many events per session.
+if TYPE_CHECKING:
+    from .store import Store
+
+# Deltas are many and small; memory keeps this many events per session.
 EVENT_LOG_LIMIT = 50_000
+
+PendingEvent = tuple[int, str, JSONObject, float]
 
 
 @dataclass(kw_only=True, slots=True)
@@ -29,6 +36,7 @@ class Event:
     seq: int
     kind: str
     data: JSONObject
+    at: float = 0.0
 
     def notification(self, session_id: str) -> JSONObject:
         return {
@@ -39,7 +47,26 @@ class Event:
                 "seq": self.seq,
                 "kind": self.kind,
                 "data": self.data,
+                "at": self.at,
             },
+        }
+
+
+@dataclass(kw_only=True, slots=True)
+class SessionOptions:
+    """Choices the people on a session made: `/allow-cmd`, `/search`, `/budget`."""
+
+    extra_commands: set[str] = field(default_factory=set)
+    search_enabled: bool | None = None  # None: as the config says
+    search_engine: str | None = None
+    token_budget: int | None = None
+
+    def to_wire(self) -> JSONObject:
+        return {
+            "allowed_commands": sorted(self.extra_commands),
+            "search_enabled": self.search_enabled,
+            "search_engine": self.search_engine,
+            "token_budget": self.token_budget,
         }
 
 
@@ -57,27 +84,41 @@ class Session:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = 0.0
     subscribers: dict[str, Connection] = field(default_factory=dict)
+    options: SessionOptions = field(default_factory=SessionOptions)
     approvals: PendingApprovals = field(init=False)
     events: list[Event] = field(default_factory=list)
-    _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    pending_events: list[PendingEvent] = field(default_factory=list)
+    store: Store | None = field(default=None, repr=False)
+    first_seq: int = 1
 
     def __post_init__(self) -> None:
         self.approvals = PendingApprovals(self)
+        self._seq = itertools.count(self.first_seq)
 
     def emit(self, kind: str, data: JSONObject) -> Event:
-        event = Event(seq=next(self._seq), kind=kind, data=data)
+        self.last_activity = time.time()
+        event = Event(seq=next(self._seq), kind=kind, data=data, at=self.last_activity)
         self.events.append(event)
         if len(self.events) > EVENT_LOG_LIMIT:
             del self.events[: len(self.events) - EVENT_LOG_LIMIT]
-        self.last_activity = time.time()
-        message = event.notification(self.id)
-        for conn in list(self.subscribers.values()):
-            conn.send(message)
+        self.pending_events.append((event.seq, kind, data, event.at))
+        if self.subscribers:
+            framed = encode_safely(event.notification(self.id))
+            for conn in list(self.subscribers.values()):
+                conn.send_encoded(framed)
         return event
+
+    def take_pending_events(self) -> list[PendingEvent]:
+        taken, self.pending_events = self.pending_events, []
+        return taken
+
+    def flush_events(self) -> None:
+        if self.store is not None and self.pending_events:
+            self.store.record_events(self.id, self.take_pending_events())
 
     @property
     def last_seq(self) -> int:
-        return self.events[-1].seq if self.events else 0
+        return self.events[-1].seq if self.events else self.first_seq - 1
 
     def attach(self, conn: Connection, since_seq: int | None) -> list[Event]:
         """Subscribe `conn`; return what it must be sent first."""
@@ -105,6 +146,8 @@ class Session:
             "usage": self.usage.to_wire(),
             "cost_usd": self.cost_usd,
             "last_seq": self.last_seq,
+            "messages": len(self.history),
+            "options": self.options.to_wire(),
         }
 
 
@@ -113,11 +156,19 @@ def new_session_id() -> str:
 
 
 class SessionTable:
+    """Every session, and the connections that watch all of them (`harness approve`)."""
+
     def __init__(self) -> None:
         self._sessions: dict[str, Session] = {}
+        self._watchers: dict[str, Connection] = {}
 
     def add(self, session: Session) -> None:
         self._sessions[session.id] = session
+        for conn in list(self._watchers.values()):
+            session.attach(conn, None)
+
+    def remove(self, session_id: str) -> Session | None:
+        return self._sessions.pop(session_id, None)
 
     def get(self, session_id: str) -> Session | None:
         return self._sessions.get(session_id)
@@ -128,12 +179,14 @@ class SessionTable:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def watch_all(self, conn: Connection) -> list[tuple[Session, Event]]:
+        """Attach `conn` to every session, now and later; return pending approvals."""
+        self._watchers[conn.id] = conn
+        return [(s, e) for s in self.all() for e in s.attach(conn, None)]
+
     def detach_everywhere(self, conn: Connection) -> None:
+        self._watchers.pop(conn.id, None)
         for session_id in list(conn.attached):
             session = self._sessions.get(session_id)
             if session is not None:
                 session.detach(conn)
-
-
-def to_wire_events(session: Session, events: list[Event]) -> list[Any]:
-    return [event.notification(session.id) for event in events]

@@ -12,41 +12,31 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
 import logging
-import os
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from coding_harness.protocol.methods import EventKind
 
 from .agent.history import repair_dangling
-from .agent.loop import AgentLoop, LoopResult, LoopSettings
+from .agent.loop import LoopResult
 from .agent.prompts import system_prompt
 from .config import ConfigCache, ConfigError, ProviderProfile
-from .cost import add_cost, cost_usd
+from .cost import cost_usd
 from .providers.errors import ModelError
 from .providers.pool import ProviderPool
+from .recorder import StepRecorder
 from .seams import JSONObject, ToolExecutor, Usage
 from .sessions import Session
 from .tools.context import ToolContext, TurnOutcome
-from .tools.workspace import Workspace
+from .turn_setup import TurnRequest, build_loop, tool_context
 
 log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_MODEL_ERROR, EXIT_CANCELLED = 0, 1, 130
 CANCEL_NOTE = "interrupted: the user cancelled the turn before this call finished"
 ERROR_NOTE = "not run: the turn ended with an error before this call finished"
-
-_turn_ids = itertools.count(1)
-
-
-@dataclass(kw_only=True, slots=True)
-class TurnRequest:
-    id: str
-    text: str
-    auto_approve: bool = False
-    dry_run: bool = False
 
 
 @dataclass(kw_only=True, slots=True)
@@ -68,12 +58,23 @@ class TurnRunner:
         self._pool = pool
         self._build_tools = build_tools
         self._lanes: dict[str, _Lane] = {}
+        self._closing = False
 
     def submit(
-        self, session: Session, text: str, *, auto_approve: bool, dry_run: bool
+        self,
+        session: Session,
+        text: str,
+        *,
+        auto_approve: bool,
+        dry_run: bool,
+        interactive: bool = True,
     ) -> JSONObject:
         request = TurnRequest(
-            id=f"t{next(_turn_ids)}", text=text, auto_approve=auto_approve, dry_run=dry_run
+            id=f"t-{secrets.token_hex(4)}",
+            text=text,
+            auto_approve=auto_approve,
+            dry_run=dry_run,
+            interactive=interactive,
         )
         lane = self._lane(session)
         busy = lane.current is not None or not lane.queue.empty()
@@ -93,6 +94,10 @@ class TurnRunner:
 
     def running(self) -> int:
         return sum(1 for lane in self._lanes.values() if lane.current is not None)
+
+    def stop_taking(self) -> None:
+        """From now on queued turns are not started; each finishes with exit code 130."""
+        self._closing = True
 
     async def close(self, drain_seconds: float = 0.0) -> None:
         """Let running turns finish for up to `drain_seconds`, then cancel them."""
@@ -126,6 +131,9 @@ class TurnRunner:
         lane = self._lanes[session.id]
         while True:
             request = await queue.get()
+            if self._closing:
+                _refuse_queued(session, request)
+                continue
             lane.current = asyncio.create_task(self._run(session, request), name=request.id)
             try:
                 await asyncio.shield(lane.current)
@@ -145,13 +153,29 @@ class TurnRunner:
             *session.history,
             {"role": "user", "content": request.text},
         ]
+        recorder = StepRecorder(session, working, request.id)
+        if session.store is not None:
+            session.store.turn_started(session.id, request.id, request.text)
+        recorder.save()
         outcome = TurnOutcome()
         turn_usage = Usage()
         reply, exit_code = "", EXIT_MODEL_ERROR
         profile: ProviderProfile | None = None
         try:
             profile = self._profile(session)
-            result = await self._loop(session, request, profile, outcome, turn_usage).run(working)
+            config = self._configs.get(session.cwd)
+            context = tool_context(session, request, config, outcome)
+            loop = build_loop(
+                session=session,
+                request=request,
+                profile=profile,
+                config=config,
+                pool=self._pool,
+                tools=self._build_tools(context),
+                recorder=recorder,
+                turn_usage=turn_usage,
+            )
+            result = await loop.run(working)
             reply, exit_code = result.reply, _exit_code(result, outcome)
         except asyncio.CancelledError:
             repair_dangling(working, CANCEL_NOTE)
@@ -175,62 +199,38 @@ class TurnRunner:
                     "files_changed": list(outcome.files_changed),
                 },
             )
+            recorder.save(force=True)
+            if session.store is not None:
+                state = "interrupted" if exit_code == EXIT_CANCELLED else "finished"
+                session.store.turn_finished(session.id, request.id, exit_code, state)
 
     def _profile(self, session: Session) -> ProviderProfile:
         config = self._configs.get(session.cwd)
         profile = config.profile(session.provider)
         return dataclasses.replace(profile, model=session.model) if session.model else profile
 
-    def _loop(
-        self,
-        session: Session,
-        request: TurnRequest,
-        profile: ProviderProfile,
-        outcome: TurnOutcome,
-        turn_usage: Usage,
-    ) -> AgentLoop:
-        config = self._configs.get(session.cwd)
-        key = None
-        if profile.api_key_env:
-            key = session.key_env.get(profile.api_key_env) or os.environ.get(profile.api_key_env)
-        context = ToolContext(
-            workspace=Workspace(session.cwd),
-            approver=session.approvals,
-            events=session,
-            dry_run=request.dry_run,
-            auto_approve=request.auto_approve,
-            command_timeout=config.agent.command_timeout,
-            check_timeout=config.agent.check_timeout,
-            outcome=outcome,
-        )
 
-        def on_usage(usage: Usage) -> None:
-            turn_usage.add(usage)
-            session.usage.add(usage)
-            session.cost_usd = add_cost(session.cost_usd, cost_usd(usage, profile))
-            session.emit(
-                EventKind.USAGE,
-                {
-                    **usage.to_wire(),
-                    "turn": turn_usage.to_wire(),
-                    "session_cost_usd": session.cost_usd,
-                },
-            )
-
-        return AgentLoop(
-            model=self._pool.model_for(profile, key),
-            tools=self._build_tools(context),
-            events=session,
-            settings=LoopSettings(
-                model_id=profile.model,
-                generation=profile.generation,
-                max_iterations=config.agent.max_iterations,
-            ),
-            on_usage=on_usage,
-        )
+# Stops that mean the model did not get the task done (exit 1), unless an
+# edit's own outcome (a failed check, a rejection) says more.
+_FAILED_STOPS = frozenset({"repetition", "no_progress", "budget"})
 
 
 def _exit_code(result: LoopResult, outcome: TurnOutcome) -> int:
-    if result.stopped == "repetition":
+    code = outcome.exit_code()
+    if code == 0 and result.stopped in _FAILED_STOPS:
         return EXIT_MODEL_ERROR
-    return outcome.exit_code()
+    return code
+
+
+def _refuse_queued(session: Session, request: TurnRequest) -> None:
+    session.emit(
+        EventKind.TURN_FINISHED,
+        {
+            "turn": request.id,
+            "exit_code": EXIT_CANCELLED,
+            "reply": "(not started: the daemon is stopping)",
+            "usage": Usage().to_wire(),
+            "cost_usd": None,
+            "files_changed": [],
+        },
+    )

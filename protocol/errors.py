@@ -87,6 +87,11 @@ class PeerRefused(RpcError):
     default_message = "Refused for this peer"
 
 
+class SessionBusy(RpcError):
+    code = -32014
+    default_message = "A turn is running in this session"
+
+
 class ShuttingDown(RpcError):
     code = -32013
     default_message = "Daemon is shutting down"
@@ -107,6 +112,7 @@ _BY_CODE: dict[int, type[RpcError]] = {
         SessionNotFound,
         ApprovalNotPending,
         PeerRefused,
+        SessionBusy,
         ShuttingDown,
     )
 }

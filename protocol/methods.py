@@ -18,8 +18,17 @@ SESSION_DETACH: Final = "session.detach"
 SESSION_SUBMIT: Final = "session.submit"
 SESSION_CANCEL: Final = "session.cancel"
 SESSION_HISTORY: Final = "session.history"
+SESSION_RESET: Final = "session.reset"
+SESSION_CLOSE: Final = "session.close"
+SESSION_CONFIGURE: Final = "session.configure"
 
 APPROVAL_RESPOND: Final = "approval.respond"
+
+STATS_GET: Final = "stats.get"
+
+PROVIDER_LIST: Final = "provider.list"
+PROVIDER_USE: Final = "provider.use"
+MODEL_USE: Final = "model.use"
 
 # The one notification the daemon sends.
 EVENT: Final = "event"

@@ -12,6 +12,7 @@ from coding_harness.protocol.version import PROTOCOL_VERSION, SUPPORTED_PROTOCOL
 from ..connection import Connection
 from ..rpc import MethodTable
 from .params import refuse_tool_children
+from .session_methods import session_of
 
 if TYPE_CHECKING:
     from ..app import Daemon
@@ -51,6 +52,15 @@ def register(table: MethodTable, daemon: Daemon) -> None:
     @table.register(m.DAEMON_STATUS)
     async def daemon_status(conn: Connection) -> dict[str, Any]:
         return daemon.status()
+
+    @table.register(m.STATS_GET)
+    async def stats_get(conn: Connection, session: Any = None) -> dict[str, Any]:
+        """Token and cost totals: one session's, and the daemon's per provider and day."""
+        result: dict[str, Any] = {"daily": daemon.store.totals_by_provider_day()}
+        if session is not None:
+            target = session_of(daemon, session)
+            result["session"] = {"usage": target.usage.to_wire(), "cost_usd": target.cost_usd}
+        return result
 
     @table.register(m.DAEMON_SHUTDOWN)
     async def daemon_shutdown(conn: Connection) -> dict[str, Any]:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
+from coding_harness.protocol.methods import EventKind
 
+from ..agent.history import check_messages
 from ..config import ConfigError
 from ..connection import Connection
 from ..rpc import MethodTable
 from ..sessions import Session, new_session_id
+from ..settings import SEARCH_ENGINES
 from .params import (
     env_map,
     optional_text,
@@ -23,6 +27,12 @@ from .params import (
 
 if TYPE_CHECKING:
     from ..app import Daemon
+
+
+_COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+
+# `session.attach {session: "*"}`: every session, and every later one.
+ALL_SESSIONS = "*"
 
 
 def session_of(daemon: Daemon, session_id: Any) -> Session:
@@ -56,12 +66,20 @@ def register(table: MethodTable, daemon: Daemon) -> None:
             provider=optional_text("provider", provider),
             model=optional_text("model", model),
             key_env=env_map(env),
+            store=daemon.store,
         )
         config = daemon.configs.get(session.cwd)
         try:
             profile = config.profile(session.provider)
         except ConfigError as exc:
             raise errors.InvalidParams(str(exc)) from None
+        daemon.store.create_session(
+            id=session.id,
+            cwd=str(session.cwd),
+            provider=session.provider,
+            model=session.model,
+            created_at=session.created_at,
+        )
         daemon.sessions.add(session)
         return {
             "session": session.id,
@@ -70,7 +88,7 @@ def register(table: MethodTable, daemon: Daemon) -> None:
             "model": session.model or profile.model,
             "endpoint": profile.endpoint,
             "key_env": config.key_env_names(),
-            "config_problems": list(config.problems),
+            "config_problems": daemon.configs.unreported(config),
         }
 
     @table.register(m.SESSION_LIST)
@@ -81,6 +99,11 @@ def register(table: MethodTable, daemon: Daemon) -> None:
     async def session_attach(
         conn: Connection, session: Any, since_seq: Any = None
     ) -> dict[str, Any]:
+        if session == ALL_SESSIONS:
+            pending = daemon.sessions.watch_all(conn)
+            for owner, event in pending:
+                conn.send(event.notification(owner.id))
+            return {"session": ALL_SESSIONS, "sessions": len(daemon.sessions)}
         target = session_of(daemon, session)
         replay = target.attach(conn, _since(since_seq))
         for event in replay:
@@ -106,6 +129,7 @@ def register(table: MethodTable, daemon: Daemon) -> None:
             _prompt(text),
             auto_approve=bool(opts.get("yes")),
             dry_run=bool(opts.get("dry_run")),
+            interactive=bool(opts.get("interactive", True)),
         )
 
     @table.register(m.SESSION_CANCEL)
@@ -116,6 +140,105 @@ def register(table: MethodTable, daemon: Daemon) -> None:
     async def session_history(conn: Connection, session: Any) -> dict[str, Any]:
         return {"messages": session_of(daemon, session).history}
 
+    register_lifecycle(table, daemon)
+    register_configure(table, daemon)
+
 
 def _prompt(value: Any) -> str:
     return text("text", value)
+
+
+def register_lifecycle(table: MethodTable, daemon: Daemon) -> None:
+    """`session.reset` (also how `/load` replaces a history) and `session.close`."""
+
+    @table.register(m.SESSION_RESET)
+    async def session_reset(conn: Connection, session: Any, messages: Any = None) -> dict[str, Any]:
+        refuse_tool_children(conn)
+        target = session_of(daemon, session)
+        if target.state != "idle":
+            raise errors.SessionBusy("a turn is running; cancel it or wait before resetting")
+        try:
+            history = check_messages(messages) if messages is not None else []
+        except ValueError as exc:
+            raise errors.InvalidParams(f"history not loaded: {exc}") from None
+        target.history = history
+        target.emit(EventKind.NOTICE, {"message": f"history replaced ({len(history)} messages)"})
+        daemon.store.record_step(
+            target.id, first_index=0, messages=history, events=target.take_pending_events()
+        )
+        return {"messages": len(history)}
+
+    @table.register(m.SESSION_CLOSE)
+    async def session_close(conn: Connection, session: Any) -> dict[str, Any]:
+        refuse_tool_children(conn)
+        target = session_of(daemon, session)
+        daemon.turns.cancel(target)
+        daemon.sessions.remove(target.id)
+        target.flush_events()
+        daemon.store.update_session(
+            target.id, provider=target.provider, model=target.model, closed=True
+        )
+        return {"closed": True}
+
+
+def register_configure(table: MethodTable, daemon: Daemon) -> None:
+    """`session.configure`: `/allow-cmd`, `/search` and `/budget`, for every client."""
+
+    @table.register(m.SESSION_CONFIGURE)
+    async def session_configure(
+        conn: Connection,
+        session: Any,
+        allow_command: Any = None,
+        search: Any = None,
+        token_budget: Any = None,
+    ) -> dict[str, Any]:
+        refuse_tool_children(conn)
+        target = session_of(daemon, session)
+        changes = [
+            change
+            for change in (
+                _allow(target, allow_command),
+                _search(target, search),
+                _budget(target, token_budget),
+            )
+            if change
+        ]
+        for change in changes:
+            target.emit(EventKind.NOTICE, {"message": f"{change} (by {conn.label})"})
+        return {"options": target.options.to_wire()}
+
+
+def _allow(target: Session, name: Any) -> str | None:
+    if name is None:
+        return None
+    if not isinstance(name, str) or not _COMMAND_NAME.fullmatch(name):
+        raise errors.InvalidParams("allow_command must be a program name, without a path")
+    target.options.extra_commands.add(name)
+    return f"run_shell may now run {name!r} in this session"
+
+
+def _search(target: Session, value: Any) -> str | None:
+    if value is None:
+        return None
+    if value in (True, False):
+        target.options.search_enabled = bool(value)
+        return f"web search {'on' if value else 'off'}"
+    engine = "duckduckgo" if value == "ddg" else value
+    if engine not in SEARCH_ENGINES:
+        raise errors.InvalidParams(
+            f"search must be true, false or one of {', '.join(SEARCH_ENGINES)}"
+        )
+    target.options.search_enabled, target.options.search_engine = True, str(engine)
+    return f"web search on, with {engine}"
+
+
+def _budget(target: Session, value: Any) -> str | None:
+    if value is None:
+        return None
+    if value == 0:
+        target.options.token_budget = None
+        return "session token budget removed"
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise errors.InvalidParams("token_budget must be a whole number of tokens (0 removes it)")
+    target.options.token_budget = value
+    return f"session token budget set to {value:,} tokens"

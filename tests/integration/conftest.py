@@ -60,7 +60,8 @@ def sandbox() -> Iterator[Sandbox]:
         yield box
     finally:
         stop_daemon(socket_path)
-        shutil.rmtree(root, ignore_errors=True)
+        if not os.environ.get("KEEP_SANDBOX"):
+            shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture

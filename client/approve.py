@@ -1,0 +1,117 @@
+"""`harness approve [ID]`: a client that only answers approval requests.
+
+It watches one session, or with no ID every session (later ones too), shows
+each request's full diff, and reads y/n/s. When another client answers first
+the question is withdrawn. Ctrl-C or end of input leaves.
+"""
+
+from __future__ import annotations
+
+import select
+import sys
+from typing import Any
+
+from coding_harness.protocol import errors, methods, paths
+from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol.methods import EventKind
+from coding_harness.protocol.version import __version__
+
+from . import approval_prompt, exit_codes
+from .launcher import connect_or_start
+from .style import Style, color_wanted
+
+USAGE = "usage: harness approve [SESSION]"
+
+
+class Withdrawn(Exception):
+    """The request was answered elsewhere while this client was asking."""
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) > 1 or (argv and argv[0].startswith("-")):
+        print(USAGE, file=sys.stderr)
+        return exit_codes.BAD_ARGUMENTS
+    style = Style(sys.stderr, color=color_wanted(sys.stderr, False))
+    try:
+        with connect_or_start(paths.socket_path()) as conn:
+            conn.initialize("harness-approve", __version__)
+            target = argv[0] if argv else "*"
+            conn.request(methods.SESSION_ATTACH, {"session": target})
+            scope = f"session {target}" if argv else "every session"
+            style.line(f"answering approvals for {scope}; Ctrl-C to stop", "dim")
+            return Approver(conn, style).run()
+    except DaemonUnreachable as exc:
+        style.line(f"harness: {exc}", "red")
+        return exit_codes.DAEMON_UNREACHABLE
+    except errors.RpcError as exc:
+        style.line(f"harness: {exc.message}", "red")
+        return exit_codes.BAD_ARGUMENTS
+    except KeyboardInterrupt:
+        return exit_codes.OK
+
+
+class Approver:
+    def __init__(self, conn: Connection, style: Style) -> None:
+        self.conn = conn
+        self.style = style
+        self._asking: str | None = None
+        self._answered: set[str] = set()
+
+    def run(self) -> int:
+        while True:
+            note = self.conn.next_notification(timeout=None)
+            if note is None:
+                continue
+            params = note.get("params") or {}
+            kind, data = params.get("kind"), params.get("data") or {}
+            if kind == EventKind.APPROVAL_RESOLVED:
+                self._answered.add(str(data.get("request")))
+                continue
+            request = data.get("request")
+            fresh = kind == EventKind.APPROVAL_REQUESTED and request not in self._answered
+            if fresh and self._ask(str(params.get("session")), data) is None:
+                return exit_codes.OK
+
+    def _ask(self, session: str, data: dict[str, Any]) -> bool | None:
+        """True when answered or withdrawn; None at end of input."""
+        request = str(data.get("request"))
+        self.style.line(f"\nsession {session}: {data.get('summary', '')}", "bold")
+        self.style.diff(str(data.get("diff", "")))
+        self._asking = request
+        try:
+            answer = approval_prompt.ask(self.style, read_line=self._read_line)
+        except Withdrawn as exc:
+            self.style.line(f"\n{exc}", "dim")
+            return True
+        finally:
+            self._asking = None
+        if answer is None:
+            return None
+        decision, reason = answer
+        try:
+            self.conn.request(
+                methods.APPROVAL_RESPOND,
+                {"request": request, "decision": decision, "reason": reason, "session": session},
+            )
+        except errors.ApprovalNotPending as exc:
+            self.style.line(exc.message, "yellow")
+        return True
+
+    def _read_line(self) -> str:
+        """A line from standard input, unless the request is answered elsewhere first."""
+        while True:
+            if self.conn.has_buffered():
+                self._check_withdrawn(self.conn.next_notification(timeout=0))
+                continue
+            ready, _, _ = select.select([sys.stdin, self.conn], [], [])
+            if sys.stdin in ready:
+                return sys.stdin.readline()
+            self._check_withdrawn(self.conn.next_notification(timeout=0.05))
+
+    def _check_withdrawn(self, note: dict[str, Any] | None) -> None:
+        params = (note or {}).get("params") or {}
+        data = params.get("data") or {}
+        if params.get("kind") == EventKind.APPROVAL_RESOLVED:
+            self._answered.add(str(data.get("request")))
+            if data.get("request") == self._asking:
+                raise Withdrawn(f"answered by {data.get('client')}: {data.get('decision')}")

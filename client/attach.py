@@ -1,0 +1,66 @@
+"""`harness attach [ID]`: the REPL on an existing session, its history first.
+
+Without an ID it picks the most recently active session for this folder.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from coding_harness.protocol import methods, paths
+from coding_harness.protocol.client import DaemonUnreachable, connect
+from coding_harness.protocol.version import __version__
+
+from . import exit_codes
+from .args import OneShotOptions
+from .style import Style
+
+USAGE = "usage: harness attach [SESSION]"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) > 1 or (argv and argv[0].startswith("-")):
+        print(USAGE, file=sys.stderr)
+        return exit_codes.BAD_ARGUMENTS
+    try:
+        session = argv[0] if argv else latest_session_here()
+    except DaemonUnreachable as exc:
+        print(f"harness: cannot reach the daemon: {exc}", file=sys.stderr)
+        return exit_codes.DAEMON_UNREACHABLE
+    if session is None:
+        print(f"harness: no session for {Path.cwd()}; start one with `harness`", file=sys.stderr)
+        return exit_codes.BAD_ARGUMENTS
+    from .repl import run_repl
+
+    return run_repl(OneShotOptions(session=session))
+
+
+def latest_session_here() -> str | None:
+    with connect(paths.socket_path()) as conn:
+        conn.initialize("harness-attach", __version__, approvals=False)
+        sessions: list[dict[str, Any]] = conn.request(methods.SESSION_LIST)["sessions"]
+    here = str(Path.cwd().resolve())
+    mine = [s for s in sessions if s["cwd"] == here]
+    if not mine:
+        return None
+    return str(max(mine, key=lambda s: float(s["last_activity"]))["session"])
+
+
+def print_history(messages: list[dict[str, Any]], style: Style, limit: int = 20) -> None:
+    """The last exchanges of a session: what was asked, what was answered, tools dimmed."""
+    shown = messages[-limit:]
+    if len(messages) > limit:
+        style.line(f"({len(messages) - limit} earlier messages not shown)", "dim")
+    for message in shown:
+        role, content = message.get("role"), message.get("content") or ""
+        if role == "user":
+            style.line(f"> {content}", "bold")
+        elif role == "assistant" and content:
+            style.line(str(content))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            style.line(
+                f"* {function.get('name', '?')} {str(function.get('arguments', ''))[:80]}", "dim"
+            )
