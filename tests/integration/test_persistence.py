@@ -133,6 +133,10 @@ def test_kill_9_loses_no_completed_step_and_leaves_no_dangling_call(
                     "after_write": "diff",
                 }[point],
             )
+            if point == "streaming":  # kill only once the slow answer is being awaited
+                deadline = time.monotonic() + 10
+                while len(model.requests) < 2 and time.monotonic() < deadline:
+                    time.sleep(0.01)
             if point == "after_write":
                 deadline = time.monotonic() + 10
                 while (
