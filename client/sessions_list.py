@@ -27,14 +27,23 @@ def main(argv: list[str]) -> int:
         print("no sessions")
         return exit_codes.OK
     now = time.time()
-    print(f"{'SESSION':<24} {'STATE':<8} {'CLIENTS':>7} {'AGE':>6}  CWD")
+    print(
+        f"{'SESSION':<24} {'STATE':<8} {'CLIENTS':>7} {'ACTIVE':>7} {'TOKENS':>9} {'COST':>9}  CWD"
+    )
     for s in sessions:
-        age = _age(now - float(s["created_at"]))
-        print(f"{s['session']:<24} {s['state']:<8} {s['clients']:>7} {age:>6}  {s['cwd']}")
+        usage = s.get("usage") or {}
+        tokens = int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
+        cost = "unknown" if s.get("cost_usd") is None else f"${float(s['cost_usd']):.4f}"
+        active = _age(now - float(s["last_activity"]))
+        print(
+            f"{s['session']:<24} {s['state']:<8} {s['clients']:>7} {active:>7} "
+            f"{tokens:>9,} {cost:>9}  {s['cwd']}"
+        )
     return exit_codes.OK
 
 
 def _age(seconds: float) -> str:
+    """How long ago, in the largest unit that fits."""
     if seconds < 120:
         return f"{int(seconds)}s"
     if seconds < 7200:

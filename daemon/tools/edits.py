@@ -125,7 +125,12 @@ def _declined(rel: str, decision: ApprovalDecision) -> str:
     if decision.decision == "skip":
         reason = decision.reason.strip() or "(no reason given)"
         return f"the user skipped this change to '{rel}', so it was not written. Reason: {reason}"
-    return f"the user rejected this change to '{rel}'; the file was not written."
+    refused = f"the change to '{rel}' was refused; the file was not written."
+    return (
+        f"{refused} Reason: {decision.reason.strip()}"
+        if decision.reason.strip()
+        else (f"the user rejected this change to '{rel}'; the file was not written.")
+    )
 
 
 async def apply_edit(ctx: ToolContext, plan: EditPlan, label: str) -> str:

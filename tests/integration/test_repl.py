@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 from collections.abc import Iterator
 
@@ -66,3 +67,47 @@ def test_repl_end_of_input_leaves_cleanly(sandbox: Sandbox, calc_project, repl_e
             run_repl(OneShotOptions(cwd=str(calc_project)), pt_input=pipe, pt_output=DummyOutput())
             == 0
         )
+
+
+def test_save_reset_load_and_history(
+    sandbox: Sandbox,
+    model: FakeModelServer,
+    calc_project,
+    repl_env,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    model.add(Reply(content="The word is kumquat."), Reply(content="Still kumquat."))
+    saved = sandbox.root / "conversation.json"
+    broken = sandbox.root / "broken.json"
+    broken.write_text('{"messages": [{"role": "wizard"}]}')
+    script = (
+        "remember kumquat\n"
+        f"/save {saved}\n"
+        "/reset\n"
+        "/history\n"
+        f"/load {broken}\n"
+        f"/load {saved}\n"
+        "/history\n"
+        "what was it?\n"
+        "/quit\n"
+    )
+    with create_pipe_input() as pipe:
+        pipe.send_text(script)
+        code = run_repl(
+            OneShotOptions(cwd=str(calc_project), plain=True),
+            pt_input=pipe,
+            pt_output=DummyOutput(),
+        )
+    _out, err = capsys.readouterr()
+    assert code == 0
+    saved_messages = json.loads(saved.read_text())["messages"]
+    assert [m["role"] for m in saved_messages] == ["user", "assistant"]
+    assert "conversation cleared" in err and "(no messages yet)" in err
+    assert "history not loaded: message 0" in err  # the bad file is refused...
+    assert "loaded 2 messages" in err  # ...and the good one accepted
+    assert err.count("> remember kumquat") == 1  # /history after the load shows it
+    sent = model.requests[-1]["messages"]
+    assert [m["content"] for m in sent if m["role"] == "user"] == [
+        "remember kumquat",
+        "what was it?",
+    ]

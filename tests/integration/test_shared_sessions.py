@@ -149,3 +149,57 @@ def test_stalled_client_is_cut_off_without_slowing_others(
     assert len(seqs) > 20_000
     assert max(gaps[1:]) < 1.0  # never held up waiting for the stalled reader
     assert status["clients"] == 1  # the stalled client was disconnected
+
+
+def test_unanswered_approval_times_out_as_a_refusal(
+    sandbox: Sandbox, model: FakeModelServer, calc_project: Path
+) -> None:
+    config = json.loads((sandbox.home / ".coding_harness.json").read_text())
+    config["agent"] = {"approval_timeout": 0.5}
+    (sandbox.home / ".coding_harness.json").write_text(json.dumps(config))
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
+        Reply(content="ok, left as is"),
+    )
+    process = start_daemon(sandbox.socket, sandbox.env)
+    try:
+        with client(sandbox.socket) as conn:
+            session = conn.request("session.create", {"cwd": str(calc_project)})["session"]
+            conn.request("session.attach", {"session": session})
+            conn.request("session.submit", {"session": session, "text": "fix"})
+            events = events_until_finished(conn)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    resolved = next(e for e in events if e["kind"] == "approval.resolved")
+    assert resolved["data"]["decision"] == "no" and "time limit" in resolved["data"]["client"]
+    assert events[-1]["data"]["exit_code"] == 3
+    assert (calc_project / "calc.py").read_text() == BUGGY
+    told = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert "nobody answered within 0.5 s" in told[-1]
+
+
+def test_close_removes_a_session_and_retention_forgets_old_ones(
+    sandbox: Sandbox, model: FakeModelServer, calc_project: Path
+) -> None:
+    process = start_daemon(sandbox.socket, sandbox.env)
+    try:
+        with client(sandbox.socket) as conn:
+            keep = conn.request("session.create", {"cwd": str(calc_project)})["session"]
+            gone = conn.request("session.create", {"cwd": str(calc_project)})["session"]
+            assert conn.request("session.close", {"session": gone}) == {"closed": True}
+            assert [s["session"] for s in conn.request("session.list")["sessions"]] == [keep]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    config = json.loads((sandbox.home / ".coding_harness.json").read_text())
+    config["agent"] = {"retention_days": 0.00001}  # about a second
+    (sandbox.home / ".coding_harness.json").write_text(json.dumps(config))
+    time.sleep(1.2)
+    process = start_daemon(sandbox.socket, sandbox.env)
+    try:
+        with client(sandbox.socket) as conn:
+            assert conn.request("session.list") == {"sessions": []}
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
