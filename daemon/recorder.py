@@ -4,7 +4,8 @@
 sink. When the loop reports a tool call (the assistant message is in the
 history) or a tool result, the messages of this turn so far are written with
 the events and token usage that came with them, in one transaction. A crash
-therefore loses at most the step in flight.
+therefore loses at most the step in flight. After a compaction replaced the
+whole history, `rebase` makes every later save rewrite it from the start.
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ class StepRecorder:
                 cost_usd=cost_usd(usage, profile),
             )
         )
+
+    def rebase(self) -> None:
+        """The whole history was replaced (compaction): store all of it, now and from now on."""
+        self._first_index = 0
+        self.save(force=True)
 
     def save(self, *, force: bool = False) -> None:
         """Write this turn's messages, pending events and usage, if anything changed."""

@@ -8,12 +8,13 @@ reported naming its file and key, and its default kept.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .providers.profiles import OriginOf, bad
 
 SEARCH_ENGINES = ("brave", "exa", "duckduckgo")
+CLASSIFY_MODES = ("keywords", "model", "off")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -30,6 +31,20 @@ class AgentSettings:
     # Days after their last activity that sessions are deleted from the store.
     retention_days: float | None = 30.0
     fetch_private_urls: bool = False
+    # USD a session, and all sessions in a local calendar day, may spend; None: no limit.
+    spend_limit_session_usd: float | None = None
+    spend_limit_day_usd: float | None = None
+    # Intent routing: "keywords" (clear cases by keyword, the rest to coding),
+    # "model" (ambiguous text asks the model for one word), "off" (always coding).
+    classify: str = "keywords"
+    # Estimated tokens the provider's context holds; compaction starts at `compact_at` of it.
+    context_limit: int = 32_000
+    context_limits: Mapping[str, int] = field(default_factory=dict)  # per provider profile
+    compact_at: float = 0.8
+    # Local services the model must not serve on: (name, address) pairs.
+    services: tuple[tuple[str, str], ...] = ()
+    # Also tell the model which local ports are listening right now.
+    list_ports: bool = True
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -46,6 +61,9 @@ _POSITIVE: dict[str, type] = {
     "session_token_budget": int,
     "approval_timeout": float,
     "retention_days": float,
+    "spend_limit_session_usd": float,
+    "spend_limit_day_usd": float,
+    "context_limit": int,
 }
 
 
@@ -72,6 +90,11 @@ _INVALID = object()
 _RULES = dict.fromkeys(_POSITIVE, "must be a positive number") | {
     "stall_limit": "must be a whole number (0 turns the guard off)",
     "fetch_private_urls": "must be true or false",
+    "list_ports": "must be true or false",
+    "classify": f"must be one of {', '.join(CLASSIFY_MODES)}",
+    "compact_at": "must be a fraction between 0.1 and 1",
+    "context_limits": "must map provider names to positive whole numbers of tokens",
+    "services": 'must be a list of {"name": ..., "port": N} or {"name": ..., "url": ...}',
 }
 
 
@@ -83,9 +106,41 @@ def _agent_value(key: str, value: Any) -> Any:
         return _POSITIVE[key](value) if number and value > 0 else _INVALID
     if key == "stall_limit":
         return int(value) if number and value >= 0 else _INVALID
-    if key == "fetch_private_urls":
+    if key in ("fetch_private_urls", "list_ports"):
         return value if isinstance(value, bool) else _INVALID
+    if key == "classify":
+        return value if value in CLASSIFY_MODES else _INVALID
+    if key == "compact_at":
+        return float(value) if number and 0.1 <= value <= 1 else _INVALID
+    if key == "context_limits":
+        return _limits(value)
+    if key == "services":
+        return _services(value)
     return _INVALID
+
+
+def _limits(value: Any) -> Any:
+    if not isinstance(value, Mapping):
+        return _INVALID
+    good = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value.values())
+    return {str(k): int(v) for k, v in value.items()} if good else _INVALID
+
+
+def _services(value: Any) -> Any:
+    if not isinstance(value, list):
+        return _INVALID
+    found: list[tuple[str, str]] = []
+    for entry in value:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+            return _INVALID
+        port, url = entry.get("port"), entry.get("url")
+        if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536:
+            found.append((entry["name"], f"localhost:{port}"))
+        elif isinstance(url, str) and url:
+            found.append((entry["name"], url))
+        else:
+            return _INVALID
+    return tuple(found)
 
 
 def parse_search(raw: Any, origin_of: OriginOf, problems: list[str]) -> SearchSettings:

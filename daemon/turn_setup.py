@@ -1,29 +1,41 @@
 """Building one turn's parts from the session, its options and the config.
 
 The tool context (workspace, approvals, dry run and -y, allowed extra
-commands, fetch policy, search engine) and the agent loop (model with retries,
-limits, progress probe, token budgets). Everything a turn needs is resolved
-here when it starts, so a config reload never changes a turn in flight.
+commands, fetch policy, search engine, the plan), the agent loop (model with
+retries, limits, progress probe, token budgets, compaction) and the system
+prompt (rules, local services, AGENTS.md, the plan). Everything a turn needs
+is resolved here when it starts, so a config reload never changes a turn in
+flight.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from coding_harness.protocol.methods import EventKind
 
 from .agent.fingerprint import workspace_probe
-from .agent.loop import AgentLoop, LoopSettings
+from .agent.loop import AgentLoop, ContextKeeper, LoopSettings
+from .agent.prompts import project_instructions, system_prompt
+from .compaction import Compactor, context_limit
 from .config import Config, ProviderProfile
 from .cost import add_cost, cost_usd
+from .plan_book import PlanKeeper
+from .plans import Plan, guidance
 from .providers.pool import ProviderPool
 from .providers.retrying import with_retries
 from .recorder import StepRecorder
-from .seams import ToolExecutor, Usage
+from .routing import TurnKind
+from .seams import EventSink, JSONObject, Model, ToolExecutor, Usage
+from .services import services_paragraph
 from .sessions import Session
-from .tools.context import ToolContext, TurnOutcome
+from .spending import TurnSpending, turn_spending
+from .tools.context import PlanHooks, ToolContext, TurnOutcome
 from .tools.fetch import FetchPolicy
 from .tools.search import SearchEngine, engine_named
 from .tools.workspace import Workspace
@@ -37,10 +49,17 @@ class TurnRequest:
     dry_run: bool = False
     # False when no client of this turn can answer a second question (a piped one-shot).
     interactive: bool = True
+    kind: TurnKind = field(default_factory=TurnKind)
+    # Set for a `session.compact` job, which runs in the turn queue but is not a turn.
+    compaction: asyncio.Future[JSONObject] | None = None
 
 
 def tool_context(
-    session: Session, request: TurnRequest, config: Config, outcome: TurnOutcome
+    session: Session,
+    request: TurnRequest,
+    config: Config,
+    outcome: TurnOutcome,
+    plans: PlanHooks | None = None,
 ) -> ToolContext:
     session.approvals.timeout = config.agent.approval_timeout
     return ToolContext(
@@ -56,6 +75,7 @@ def tool_context(
         extra_commands=frozenset(session.options.extra_commands),
         fetch=FetchPolicy(allow_private=config.agent.fetch_private_urls),
         search=_search(session, config),
+        plans=plans,
     )
 
 
@@ -75,16 +95,23 @@ def api_key(session: Session, profile: ProviderProfile) -> str | None:
     return session.key_env.get(profile.api_key_env) or os.environ.get(profile.api_key_env)
 
 
+def model_for(session: Session, profile: ProviderProfile, pool: ProviderPool) -> Model:
+    """The profile's model, asked with the session's key and the profile's retries."""
+    return with_retries(pool.model_for(profile, api_key(session, profile)), profile.retry, session)
+
+
 def build_loop(
     *,
     session: Session,
     request: TurnRequest,
     profile: ProviderProfile,
     config: Config,
-    pool: ProviderPool,
+    model: Model,
     tools: ToolExecutor,
     recorder: StepRecorder,
-    turn_usage: Usage,
+    on_usage: Callable[[Usage], None],
+    keeper: ContextKeeper | None = None,
+    spend_check: Callable[[list[JSONObject]], str | None] | None = None,
 ) -> AgentLoop:
     def session_tokens() -> tuple[int, int | None]:
         used = session.usage.prompt_tokens + session.usage.completion_tokens
@@ -92,9 +119,7 @@ def build_loop(
         return used, budget
 
     return AgentLoop(
-        model=with_retries(
-            pool.model_for(profile, api_key(session, profile)), profile.retry, session
-        ),
+        model=model,
         tools=tools,
         events=recorder,
         settings=LoopSettings(
@@ -102,20 +127,83 @@ def build_loop(
             generation=profile.generation,
             max_iterations=config.agent.max_iterations,
             turn_token_budget=config.agent.turn_token_budget,
-            stall_limit=0 if request.dry_run else config.agent.stall_limit,
+            # A dry run or a summary changes nothing on purpose.
+            stall_limit=0 if request.dry_run or request.kind.mode else config.agent.stall_limit,
         ),
-        on_usage=usage_counter(session, profile, recorder, turn_usage),
+        on_usage=on_usage,
         progress_probe=workspace_probe(session.cwd),
         session_tokens=session_tokens,
+        context_keeper=keeper,
+        spend_check=spend_check,
+    )
+
+
+def build_compactor(
+    *,
+    profile: ProviderProfile,
+    config: Config,
+    model: Model,
+    events: EventSink,
+    on_usage: Callable[[Usage], None],
+    plans: PlanKeeper | None,
+    tools: ToolExecutor | None = None,
+    on_replaced: Callable[[], None] | None = None,
+    extra_files: Callable[[], list[str]] | None = None,
+) -> Compactor:
+    compactor = Compactor(
+        model=model,
+        model_id=profile.model,
+        generation=profile.generation,
+        limit=context_limit(profile, config),
+        threshold=config.agent.compact_at,
+        events=events,
+        on_usage=on_usage,
+        plans=plans,
+        on_replaced=on_replaced,
+        extra_files=extra_files,
+    )
+    if tools is not None:
+        compactor.extra_chars = len(json.dumps(tools.schemas()))
+    return compactor
+
+
+def spending_for(
+    session: Session, request: TurnRequest, profile: ProviderProfile, config: Config
+) -> TurnSpending:
+    """The turn's view of the spending limits (see `spending.py`)."""
+    return turn_spending(
+        session_limit=config.agent.spend_limit_session_usd,
+        day_limit=config.agent.spend_limit_day_usd,
+        profile=profile,
+        store=session.store,
+        session_id=session.id,
+        turn_id=request.id,
+        session_cost=lambda: session.cost_usd,
+    )
+
+
+def turn_system_prompt(cwd: Path, config: Config, plan: Plan | None) -> str:
+    """The coding system prompt with what is known now; blocking (ports, files)."""
+    return system_prompt(
+        cwd,
+        services=services_paragraph(config),
+        instructions=project_instructions(cwd),
+        plan=guidance(plan, cwd) if plan else "",
     )
 
 
 def usage_counter(
-    session: Session, profile: ProviderProfile, recorder: StepRecorder, turn_usage: Usage
+    session: Session,
+    profile: ProviderProfile,
+    recorder: StepRecorder,
+    turn_usage: Usage,
+    spending: TurnSpending | None = None,
 ) -> Callable[[Usage], None]:
     """Counts one model call's tokens for the turn, the session and the store."""
 
     def on_usage(usage: Usage) -> None:
+        if spending is not None:
+            spending.observe(usage)
         recorder.add_usage(usage, profile)
         turn_usage.add(usage)
         session.usage.add(usage)

@@ -3,9 +3,10 @@
 A submitted turn waits in its session's queue; the session's worker runs them
 in order. A run resolves the provider from the configuration as it is now
 (a turn in flight keeps what it started with), binds the tools to the
-session's workspace, runs the agent loop and always ends with
-`turn.finished` carrying the exit code. Cancellation and model errors leave
-a history with no unanswered tool call.
+session's workspace, runs the agent loop (see `turn_flow.py`) and always
+ends with `turn.finished` carrying the exit code. Cancellation and model
+errors leave a history with no unanswered tool call. A `session.compact`
+waits in the same queue, so it never races a turn.
 """
 
 from __future__ import annotations
@@ -14,23 +15,26 @@ import asyncio
 import dataclasses
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from coding_harness.protocol.methods import EventKind
 
 from .agent.history import repair_dangling
 from .agent.loop import LoopResult
-from .agent.prompts import system_prompt
 from .config import ConfigCache, ConfigError, ProviderProfile
 from .cost import cost_usd
+from .plan_book import PlanBook
 from .providers.errors import ModelError
 from .providers.pool import ProviderPool
 from .recorder import StepRecorder
 from .seams import JSONObject, ToolExecutor, Usage
 from .sessions import Session
+from .submit_options import turn_kind
 from .tools.context import ToolContext, TurnOutcome
-from .turn_setup import TurnRequest, build_loop, tool_context
+from .turn_flow import TurnDeps, TurnState, compact_session, drive_turn
+from .turn_setup import TurnRequest
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +59,8 @@ class TurnRunner:
         build_tools: Callable[[ToolContext], ToolExecutor],
     ) -> None:
         self._configs = configs
-        self._pool = pool
-        self._build_tools = build_tools
+        self.plans = PlanBook()
+        self._deps = TurnDeps(pool=pool, build_tools=build_tools, plans=self.plans)
         self._lanes: dict[str, _Lane] = {}
         self._closing = False
 
@@ -68,18 +72,31 @@ class TurnRunner:
         auto_approve: bool,
         dry_run: bool,
         interactive: bool = True,
+        options: Mapping[str, Any] | None = None,
     ) -> JSONObject:
+        """Queue a turn; `options` may force a route, ask for a summary or load a skill."""
         request = TurnRequest(
             id=f"t-{secrets.token_hex(4)}",
             text=text,
             auto_approve=auto_approve,
             dry_run=dry_run,
             interactive=interactive,
+            kind=turn_kind(options or {}, session.cwd),
         )
+        return self._enqueue(session, request)
+
+    def compact(self, session: Session) -> asyncio.Future[JSONObject]:
+        """Queue a compaction of the session's history; the future has its result."""
+        done: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
+        request = TurnRequest(id=f"c-{secrets.token_hex(4)}", text="", compaction=done)
+        self._enqueue(session, request)
+        return done
+
+    def _enqueue(self, session: Session, request: TurnRequest) -> JSONObject:
         lane = self._lane(session)
         busy = lane.current is not None or not lane.queue.empty()
         lane.queue.put_nowait(request)
-        if busy:
+        if busy and request.compaction is None:
             session.emit(
                 EventKind.TURN_QUEUED, {"turn": request.id, "position": lane.queue.qsize()}
             )
@@ -132,7 +149,10 @@ class TurnRunner:
         while True:
             request = await queue.get()
             if self._closing:
-                _refuse_queued(session, request)
+                if request.compaction is not None:
+                    request.compaction.cancel()
+                else:
+                    _refuse_queued(session, request)
                 continue
             lane.current = asyncio.create_task(self._run(session, request), name=request.id)
             try:
@@ -145,11 +165,34 @@ class TurnRunner:
             finally:
                 lane.current = None
 
+    async def _compact(self, session: Session, request: TurnRequest) -> None:
+        assert request.compaction is not None
+        session.state = "running"
+        try:
+            config = self._configs.get(session.cwd)
+            result = await compact_session(
+                self._deps, session, self._profile(session), config, request.id
+            )
+            request.compaction.set_result(result)
+        except asyncio.CancelledError:
+            request.compaction.cancel()
+            raise
+        except (ModelError, ConfigError) as exc:
+            request.compaction.set_exception(exc)
+        except Exception as exc:  # a bug: the caller hears of it, the worker logs it
+            request.compaction.set_exception(exc)
+            raise
+        finally:
+            session.state = "idle"
+
     async def _run(self, session: Session, request: TurnRequest) -> None:
+        if request.compaction is not None:
+            await self._compact(session, request)
+            return
         session.state = "running"
         session.emit(EventKind.TURN_STARTED, {"turn": request.id, "text": request.text})
         working: list[JSONObject] = [
-            {"role": "system", "content": system_prompt(session.cwd)},
+            {"role": "system", "content": ""},  # written once the turn's facts are known
             *session.history,
             {"role": "user", "content": request.text},
         ]
@@ -163,19 +206,9 @@ class TurnRunner:
         profile: ProviderProfile | None = None
         try:
             profile = self._profile(session)
+            turn = TurnState(working=working, recorder=recorder, outcome=outcome, usage=turn_usage)
             config = self._configs.get(session.cwd)
-            context = tool_context(session, request, config, outcome)
-            loop = build_loop(
-                session=session,
-                request=request,
-                profile=profile,
-                config=config,
-                pool=self._pool,
-                tools=self._build_tools(context),
-                recorder=recorder,
-                turn_usage=turn_usage,
-            )
-            result = await loop.run(working)
+            result = await drive_turn(self._deps, session, request, profile, config, turn)
             reply, exit_code = result.reply, _exit_code(result, outcome)
         except asyncio.CancelledError:
             repair_dangling(working, CANCEL_NOTE)
@@ -212,7 +245,7 @@ class TurnRunner:
 
 # Stops that mean the model did not get the task done (exit 1), unless an
 # edit's own outcome (a failed check, a rejection) says more.
-_FAILED_STOPS = frozenset({"repetition", "no_progress", "budget"})
+_FAILED_STOPS = frozenset({"repetition", "no_progress", "budget", "spend_limit"})
 
 
 def _exit_code(result: LoopResult, outcome: TurnOutcome) -> int:

@@ -21,6 +21,11 @@ SESSION_HISTORY: Final = "session.history"
 SESSION_RESET: Final = "session.reset"
 SESSION_CLOSE: Final = "session.close"
 SESSION_CONFIGURE: Final = "session.configure"
+SESSION_CONTEXT: Final = "session.context"
+SESSION_COMPACT: Final = "session.compact"
+
+PLAN_GET: Final = "plan.get"
+SKILLS_LIST: Final = "skills.list"
 
 APPROVAL_RESPOND: Final = "approval.respond"
 
@@ -51,6 +56,9 @@ class EventKind:
     NOTICE: Final = "notice"
     ERROR: Final = "error"
     TURN_FINISHED: Final = "turn.finished"
+    INTENT: Final = "intent"
+    PLAN: Final = "plan"
+    COMPACTED: Final = "context.compacted"
 
 
 DECISIONS: Final = ("yes", "no", "skip")

@@ -8,6 +8,10 @@ It stops when the model answers without tool calls, or when a guard fires:
 - no progress (`progress.py`): eight rounds left the workspace unchanged;
 - the iteration cap, after which one last call without tools asks for a summary.
 
+A `ContextKeeper`, when given, keeps the conversation inside the model's
+context: it compacts before a call whose prompt would be too big, and once
+more, followed by one retry, when the provider says the prompt did not fit.
+
 Two guards reshape what the model is told instead of stopping: calls cut off
 at the output token limit are answered with "split the write"
 (`truncation.py`), and repeated shell failures of one shape become a question
@@ -19,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from coding_harness.protocol.methods import EventKind
 
-from ..providers.errors import ModelError
+from ..providers.errors import ModelContextExceeded, ModelError
 from ..seams import EventSink, JSONObject, Model, ModelReply, ToolExecutor, Usage
 from .breaker import FAILURE_LIMIT, ShellBreaker
 from .budget import SessionTokens, TokenBudget
@@ -64,6 +68,16 @@ class LoopResult:
     stopped: str | None = None  # repetition, budget, no_progress, iteration_cap
 
 
+class ContextKeeper(Protocol):
+    """Compacts the conversation (`messages[1:]`) in place when it grows too big."""
+
+    def over_limit(self, messages: list[JSONObject]) -> bool: ...
+
+    async def compact(self, messages: list[JSONObject], reason: str) -> bool:
+        """Replace the conversation with a brief; False when there was nothing to drop."""
+        ...
+
+
 class _DeltaSink:
     def __init__(self, events: EventSink) -> None:
         self._events = events
@@ -88,6 +102,8 @@ class AgentLoop:
         on_usage: Callable[[Usage], None],
         progress_probe: Callable[[], Hashable] | None = None,
         session_tokens: SessionTokens | None = None,
+        context_keeper: ContextKeeper | None = None,
+        spend_check: Callable[[list[JSONObject]], str | None] | None = None,
     ) -> None:
         self._model = model
         self._tools = tools
@@ -97,6 +113,8 @@ class AgentLoop:
         self._sink = _DeltaSink(events)
         self._progress_probe = progress_probe
         self._budget = TokenBudget(settings.turn_token_budget, session_tokens)
+        self._keeper = context_keeper
+        self._spend_check = spend_check
 
     async def run(self, messages: list[JSONObject]) -> LoopResult:
         """Run until the model answers or a guard stops it; `messages` is extended in place."""
@@ -105,6 +123,10 @@ class AgentLoop:
         progress = ProgressGuard(self._progress_probe, self._settings.stall_limit)
         await progress.start()
         for _ in range(self._settings.max_iterations):
+            if self._keeper is not None and self._keeper.over_limit(messages):
+                await self._keeper.compact(messages, "auto")
+            if (stop := self._spend_stop(messages)) is not None:
+                return stop
             reply = await self._next_reply(messages)
             cut = cut_off_ids(reply)
             messages.append(without_cut_off_arguments(reply, cut).to_message())
@@ -139,8 +161,13 @@ class AgentLoop:
         return None
 
     async def _next_reply(self, messages: list[JSONObject]) -> ModelReply:
-        """One call with tools; a server that choked on a cut-off call gets one retry."""
+        """One call with tools; a server that choked on a cut-off call, or on a prompt
+        too big for its context (compacted first), gets one retry."""
         try:
+            return await self._call(messages, with_tools=True)
+        except ModelContextExceeded:
+            if self._keeper is None or not await self._keeper.compact(messages, "overflow"):
+                raise
             return await self._call(messages, with_tools=True)
         except ModelError as error:
             if not is_cut_off_error(error):
@@ -183,8 +210,26 @@ class AgentLoop:
                 {"id": call.id, "name": call.name, "result": result[:EVENT_PREVIEW]},
             )
 
+    def _spend_stop(self, messages: list[JSONObject]) -> LoopResult | None:
+        """Before a model call: a result ending the turn at a spending limit, or None."""
+        message = self._spend_check(messages) if self._spend_check is not None else None
+        if message is None:
+            return None
+        self._events.emit(EventKind.NOTICE, {"message": message})
+        return LoopResult(reply=message, stopped="spend_limit")
+
+    async def answer(self, messages: list[JSONObject]) -> LoopResult:
+        """One call without tools (a general question); the reply is appended to `messages`."""
+        if (stop := self._spend_stop(messages)) is not None:
+            return stop
+        reply = await self._call(messages, with_tools=False)
+        messages.append(ModelReply(content=reply.content).to_message())
+        return LoopResult(reply=reply.content or "(the model returned an empty answer)")
+
     async def _summarise(self, messages: list[JSONObject]) -> LoopResult:
         request = {"role": "user", "content": SUMMARY_REQUEST}
+        if (stop := self._spend_stop([*messages, request])) is not None:
+            return stop
         reply = await self._call([*messages, request], with_tools=False)
         messages.append(request)
         # Tools were not offered, so any call it still made is dropped.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..rpc import MethodTable
-from . import approval_methods, daemon_methods, provider_methods, session_methods
+from . import approval_methods, context_methods, daemon_methods, provider_methods, session_methods
 
 if TYPE_CHECKING:
     from ..app import Daemon
@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 
 def build_methods(daemon: Daemon) -> MethodTable:
     table = MethodTable()
-    for area in (daemon_methods, session_methods, approval_methods, provider_methods):
+    for area in (
+        daemon_methods,
+        session_methods,
+        approval_methods,
+        provider_methods,
+        context_methods,
+    ):
         area.register(table, daemon)
     return table

@@ -130,6 +130,7 @@ def register(table: MethodTable, daemon: Daemon) -> None:
             auto_approve=bool(opts.get("yes")),
             dry_run=bool(opts.get("dry_run")),
             interactive=bool(opts.get("interactive", True)),
+            options=opts,
         )
 
     @table.register(m.SESSION_CANCEL)

@@ -2,7 +2,8 @@
 
 Names and parameters are part of the contract (prompts and scripted tests use
 them). `build_tools` binds them to one turn's `ToolContext`; web_search is
-offered only when the context carries a search engine.
+offered only when the context carries a search engine, and commit_plan (from
+`planning.py`) only when it carries the session's plan.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from coding_harness.daemon.tools import edits, fetch, files, replace, search, shell
+from coding_harness.daemon.tools import edits, fetch, files, planning, replace, search, shell
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.registry import BoundTools, ToolRegistry
@@ -133,11 +134,27 @@ async def web_search(ctx: ToolContext, *, query: str) -> str:
     return search.format_results(ctx.search.name, query.strip(), results)
 
 
+def _every_tool() -> ToolRegistry:
+    registry = ToolRegistry()
+    for source in (BUILTIN_TOOLS, planning.PLAN_TOOLS):
+        for name in source.names():
+            spec = source.get(name)
+            if spec is not None:
+                registry.add(spec)
+    return registry
+
+
+AGENT_TOOLS = _every_tool()
+READ_ONLY_TOOLS = ("read_file", "list_dir", "grep")
+
+
 def offered_tools(ctx: ToolContext) -> list[str]:
-    """The tools a turn offers by default: all of them, web_search only with an engine."""
-    return [name for name in BUILTIN_TOOLS.names() if name != WEB_SEARCH or ctx.search]
+    """The tools a turn offers by default: web_search only with an engine, commit_plan
+    only with a plan keeper."""
+    wanted = {WEB_SEARCH: ctx.search is not None, planning.COMMIT_PLAN: ctx.plans is not None}
+    return [name for name in AGENT_TOOLS.names() if wanted.get(name, True)]
 
 
 def build_tools(ctx: ToolContext, names: Iterable[str] | None = None) -> BoundTools:
     """The executor for one turn: the offered tools (or `names` of them) bound to `ctx`."""
-    return BoundTools(BUILTIN_TOOLS, ctx, offered_tools(ctx) if names is None else names)
+    return BoundTools(AGENT_TOOLS, ctx, offered_tools(ctx) if names is None else names)

@@ -10,6 +10,7 @@ addresses, no web search.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from coding_harness.daemon.seams import Approver, EventSink
 from coding_harness.daemon.tools.fetch import FetchPolicy
@@ -42,6 +43,18 @@ class TurnOutcome:
         return 0
 
 
+class PlanHooks(Protocol):
+    """The session's plan as tools see it (`plan_book.PlanKeeper`)."""
+
+    def commit(self, raw_steps: str) -> str:
+        """Record a plan from what commit_plan was sent; returns the tool result."""
+        ...
+
+    def after_write(self, rel: str, text: str) -> str:
+        """Look at an applied write; returns a note for its tool result, or ''."""
+        ...
+
+
 @dataclass(kw_only=True, slots=True)
 class ToolContext:
     """Everything a tool call may use; one per turn."""
@@ -62,3 +75,5 @@ class ToolContext:
     fetch: FetchPolicy = field(default_factory=FetchPolicy)
     # The session's web search engine; None keeps web_search out of the tool list.
     search: SearchEngine | None = None
+    # The session's plan; None (a bare context) leaves commit_plan out of the tool list.
+    plans: PlanHooks | None = None

@@ -145,8 +145,9 @@ async def apply_edit(ctx: ToolContext, plan: EditPlan, label: str) -> str:
         )
     ctx.outcome.record_change(plan.rel)
     note = " (new file)" if plan.current is None else ""
+    plan_note = ctx.plans.after_write(plan.rel, plan.new) if ctx.plans else ""
     check = await run_check(ctx)
-    result = f"{label}: wrote '{plan.rel}'{note}. {check.text}"
+    result = f"{label}: wrote '{plan.rel}'{note}. {check.text}{plan_note}"
     if check.passed is not False:
         return result
     if ctx.auto_approve:

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from coding_harness.daemon.seams import JSONObject, ToolCall
+from coding_harness.daemon.seams import JSONObject, ToolCall, ToolExecutor
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 
@@ -37,6 +37,8 @@ class ToolSpec:
     description: str
     params: tuple[tuple[str, str], ...]  # (name, description); all strings, all required
     handler: Handler
+    # Parameters that also accept a JSON array or object, handed over as its JSON text.
+    loose: frozenset[str] = frozenset()
 
     @property
     def param_names(self) -> list[str]:
@@ -71,13 +73,22 @@ class ToolRegistry:
         self._specs[spec.name] = spec
 
     def tool(
-        self, name: str, description: str, params: Iterable[tuple[str, str]]
+        self,
+        name: str,
+        description: str,
+        params: Iterable[tuple[str, str]],
+        *,
+        loose: Iterable[str] = (),
     ) -> Callable[[HandlerT], HandlerT]:
         """Decorator: register an async handler under `name`."""
-        fixed = tuple(params)
+        fixed, lenient = tuple(params), frozenset(loose)
 
         def register(handler: HandlerT) -> HandlerT:
-            self.add(ToolSpec(name=name, description=description, params=fixed, handler=handler))
+            self.add(
+                ToolSpec(
+                    name=name, description=description, params=fixed, handler=handler, loose=lenient
+                )
+            )
             return handler
 
         return register
@@ -165,7 +176,13 @@ def _arguments(spec: ToolSpec, raw: str, shown: str) -> dict[str, str]:
             f"Error: tool '{spec.name}' is missing required argument(s): "
             f"{', '.join(missing)}. {expected}"
         )
-    return {name: _as_string(spec.name, name, parsed[name]) for name in spec.param_names}
+    return {name: _value(spec, name, parsed[name]) for name in spec.param_names}
+
+
+def _value(spec: ToolSpec, name: str, value: object) -> str:
+    if name in spec.loose and isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return _as_string(spec.name, name, value)
 
 
 def _as_string(tool: str, name: str, value: object) -> str:
@@ -198,3 +215,21 @@ def _shorten(text: str) -> str:
     if len(text) <= _SHOWN_ARGUMENTS:
         return text
     return text[: _SHOWN_ARGUMENTS - 3] + "..."
+
+
+class OnlyTools:
+    """A `ToolExecutor` offering only some of another executor's tools (e.g. read-only)."""
+
+    def __init__(self, inner: ToolExecutor, names: Iterable[str]) -> None:
+        self._inner = inner
+        self._names = list(names)
+
+    def schemas(self) -> list[JSONObject]:
+        return [s for s in self._inner.schemas() if s["function"]["name"] in self._names]
+
+    async def execute(self, call: ToolCall) -> str:
+        name = call.name.strip()
+        if name and name not in self._names:
+            offered = [s["function"]["name"] for s in self.schemas()]
+            return f"Error: '{name}' is not available here. Available tools: {', '.join(offered)}."
+        return await self._inner.execute(call)

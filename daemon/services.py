@@ -1,0 +1,96 @@
+"""Local services already running, so the model never serves on their ports.
+
+Three sources, merged: the services the config names (`agent.services`), the
+model servers the provider profiles point at on this machine, and the TCP
+ports something is listening on right now (`psutil`; where the system will
+not say, as on macOS without privileges, that part is simply left out).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import psutil
+
+from .config import Config
+
+log = logging.getLogger(__name__)
+
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "[::1]"})
+MAX_LISTED_PORTS = 40
+
+
+@dataclass(kw_only=True, slots=True, frozen=True)
+class LocalService:
+    name: str
+    address: str  # "localhost:5432" or a URL
+    port: int | None
+
+
+def configured_services(config: Config) -> list[LocalService]:
+    """What the config declares, then each local provider endpoint."""
+    found = [
+        LocalService(name=name, address=address, port=port_of(address))
+        for name, address in config.agent.services
+    ]
+    for profile in config.providers.values():
+        host = urlsplit(profile.endpoint).hostname or ""
+        if host in LOCAL_HOSTS:
+            found.append(
+                LocalService(
+                    name=f"model server ({profile.name})",
+                    address=profile.endpoint,
+                    port=port_of(profile.endpoint),
+                )
+            )
+    return found
+
+
+def port_of(address: str) -> int | None:
+    """The port in "host:port" or a URL (80/443 when a URL names none)."""
+    text = address if "://" in address else f"tcp://{address}"
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return None
+    if port is None and parts.scheme in ("http", "https"):
+        return 443 if parts.scheme == "https" else 80
+    return port
+
+
+def listening_ports() -> list[int]:
+    """TCP ports in the LISTEN state on this machine; empty when the system will not tell."""
+    try:
+        connections = psutil.net_connections(kind="inet")
+    except (psutil.AccessDenied, PermissionError, OSError) as exc:
+        log.debug("cannot list listening ports: %s", exc)
+        return []
+    return sorted({c.laddr.port for c in connections if c.status == psutil.CONN_LISTEN and c.laddr})
+
+
+def describe(services: Iterable[LocalService], ports: Iterable[int]) -> str:
+    """The system prompt's paragraph on ports that are taken; empty when nothing is known."""
+    named = list(dict.fromkeys(services))
+    named_ports = {s.port for s in named if s.port is not None}
+    others = [p for p in dict.fromkeys(ports) if p not in named_ports][:MAX_LISTED_PORTS]
+    if not named and not others:
+        return ""
+    lines = ["Already running on this machine (never start a server on these ports):"]
+    lines += [f"- {s.name}: {s.address}" for s in named]
+    if others:
+        lines.append(f"- other listening ports: {', '.join(str(p) for p in others)}")
+    lines.append(
+        "To serve something you build, choose a port that is not listed "
+        "(8000, 3000 or 8888 are usual) and check that it is free first."
+    )
+    return "\n".join(lines)
+
+
+def services_paragraph(config: Config) -> str:
+    """`describe` for this config, probing listening ports when the config allows it."""
+    ports = listening_ports() if config.agent.list_ports else []
+    return describe(configured_services(config), ports)

@@ -1,0 +1,169 @@
+"""What the turn queue runs: one turn from the route to the reply, or a compaction.
+
+`drive_turn` wires the turn's parts (plan keeper, tools, model, compactor,
+loop), builds the system prompt, publishes the route and sends the request
+down it: the general route is one call without tools, the others the tool
+loop. `compact_session` replaces a session's history with a resume brief
+between turns, for `session.compact`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from coding_harness.protocol.methods import EventKind
+
+from .agent.loop import AgentLoop, LoopResult
+from .agent.prompts import GENERAL_PROMPT
+from .config import Config, ProviderProfile, home_dir
+from .intent import Ask, model_asker
+from .plan_book import PlanBook, PlanKeeper
+from .providers.pool import ProviderPool
+from .recorder import StepRecorder
+from .routing import SUMMARY_MODE, decide_route, request_text, with_search
+from .seams import JSONObject, ToolExecutor, Usage
+from .sessions import Session
+from .tools.builtin import READ_ONLY_TOOLS
+from .tools.context import ToolContext, TurnOutcome
+from .tools.registry import OnlyTools
+from .tools.search import SearchEngine
+from .turn_setup import (
+    TurnRequest,
+    build_compactor,
+    build_loop,
+    model_for,
+    spending_for,
+    tool_context,
+    turn_system_prompt,
+    usage_counter,
+)
+
+
+@dataclass(kw_only=True, slots=True)
+class TurnDeps:
+    """The daemon-wide parts every turn uses."""
+
+    pool: ProviderPool
+    build_tools: Callable[[ToolContext], ToolExecutor]
+    plans: PlanBook
+
+
+@dataclass(kw_only=True, slots=True)
+class TurnState:
+    """One turn's working list and tallies, owned by the runner."""
+
+    working: list[JSONObject]  # [system prompt, *history, *this turn]
+    recorder: StepRecorder
+    outcome: TurnOutcome
+    usage: Usage
+
+
+@dataclass(kw_only=True, slots=True)
+class _Parts:
+    loop: AgentLoop
+    plans: PlanKeeper
+    ask: Ask
+    search: SearchEngine | None
+
+
+async def drive_turn(
+    deps: TurnDeps,
+    session: Session,
+    request: TurnRequest,
+    profile: ProviderProfile,
+    config: Config,
+    turn: TurnState,
+) -> LoopResult:
+    parts = _assemble(deps, session, request, profile, config, turn)
+    working, events = turn.working, turn.recorder
+    plan = parts.plans.current()
+    working[0]["content"] = await asyncio.to_thread(turn_system_prompt, session.cwd, config, plan)
+    decision = await decide_route(
+        request.text, request.kind, config.agent.classify, parts.ask, events
+    )
+    text = request_text(request.text, request.kind, home=home_dir(), cwd=session.cwd)
+    working[-1]["content"] = await with_search(text, decision.route, parts.search, events)
+    if decision.route == "general":
+        return await answer_general(parts.loop, working)
+    return await parts.loop.run(working)
+
+
+def _assemble(
+    deps: TurnDeps,
+    session: Session,
+    request: TurnRequest,
+    profile: ProviderProfile,
+    config: Config,
+    turn: TurnState,
+) -> _Parts:
+    """The turn's plan keeper, tools, model, compactor and loop, wired together."""
+    working, recorder = turn.working, turn.recorder
+    keeper = PlanKeeper(deps.plans, session, recorder, lambda: working[1:])
+    context = tool_context(session, request, config, turn.outcome, plans=keeper)
+    tools = deps.build_tools(context)
+    if request.kind.mode == SUMMARY_MODE:
+        tools = OnlyTools(tools, READ_ONLY_TOOLS)
+    model = model_for(session, profile, deps.pool)
+    spending = spending_for(session, request, profile, config)
+    if spending.notice:
+        recorder.emit(EventKind.NOTICE, {"message": spending.notice})
+    on_usage = usage_counter(session, profile, recorder, turn.usage, spending)
+    compactor = build_compactor(
+        profile=profile,
+        config=config,
+        model=model,
+        events=recorder,
+        on_usage=on_usage,
+        plans=keeper,
+        tools=tools,
+        on_replaced=recorder.rebase,
+        extra_files=lambda: list(turn.outcome.files_changed),
+    )
+    loop = build_loop(
+        session=session,
+        request=request,
+        profile=profile,
+        config=config,
+        model=model,
+        tools=tools,
+        recorder=recorder,
+        on_usage=on_usage,
+        keeper=compactor,
+        spend_check=spending.check,
+    )
+    ask = model_asker(model, profile.model, profile.generation, on_usage)
+    return _Parts(loop=loop, plans=keeper, ask=ask, search=context.search)
+
+
+async def answer_general(loop: AgentLoop, working: list[JSONObject]) -> LoopResult:
+    """A general question: its own short prompt, no history, no tools."""
+    call = [{"role": "system", "content": GENERAL_PROMPT}, working[-1]]
+    result = await loop.answer(call)
+    working.append(call[-1])
+    return result
+
+
+async def compact_session(
+    deps: TurnDeps, session: Session, profile: ProviderProfile, config: Config, job: str
+) -> JSONObject:
+    """Replace the session's history with a resume brief; what `session.compact` answers."""
+    working: list[JSONObject] = [{"role": "system", "content": ""}, *session.history]
+    recorder = StepRecorder(session, working, job)
+    keeper = PlanKeeper(deps.plans, session, recorder, lambda: working[1:])
+    compactor = build_compactor(
+        profile=profile,
+        config=config,
+        model=model_for(session, profile, deps.pool),
+        events=recorder,
+        on_usage=usage_counter(session, profile, recorder, Usage()),
+        plans=keeper,
+        on_replaced=recorder.rebase,
+    )
+    done = await compactor.compact(working, "manual", mid_turn=False)
+    session.history = working[1:]
+    recorder.save(force=True)
+    if compactor.last is None or not done:
+        return {"compacted": False, "messages": len(session.history)}
+    return {"compacted": True, **compactor.last.to_wire()}
