@@ -274,6 +274,27 @@ class Store:
             for d, p, pt, ct, co, cost, known, n in rows
         ]
 
+    def spent_today_usd(
+        self, *, day: str | None = None, except_turn: tuple[str, str] | None = None
+    ) -> float:
+        """Known cost of the model calls recorded on `day` (local date, default today),
+        every session together; calls of unknown cost count as nothing. `except_turn`
+        (session id, turn id) leaves one turn's rows out, for a turn that counts its own."""
+        sid, turn = except_turn or ("", "")
+        row = self._db.execute(
+            "SELECT SUM(cost_usd) FROM usage WHERE day = ? AND NOT (session_id = ? AND turn = ?)",
+            (day or usage_day(), sid, turn),
+        ).fetchone()
+        return float(row[0] or 0.0)
+
+    def spent_session_usd(self, session_id: str, *, except_turn: str | None = None) -> float:
+        """Known cost of one session's recorded model calls, optionally without one turn."""
+        row = self._db.execute(
+            "SELECT SUM(cost_usd) FROM usage WHERE session_id = ? AND turn != ?",
+            (session_id, except_turn or ""),
+        ).fetchone()
+        return float(row[0] or 0.0)
+
     def integrity(self) -> str:
         return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
 
@@ -326,6 +347,11 @@ def _transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+def usage_day(at: float | None = None) -> str:
+    """The `day` a usage row is filed under: the local date, as `_insert_usage` writes it."""
+    return time.strftime("%Y-%m-%d", time.localtime(time.time() if at is None else at))
 
 
 def _dump(value: Any) -> str:

@@ -16,7 +16,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from coding_harness.daemon.providers.errors import ModelBadResponse, squash
+from coding_harness.daemon.providers.answer_errors import error_in_answer
+from coding_harness.daemon.providers.errors import ModelBadResponse
 from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink, ToolCall, Usage
 
 
@@ -46,7 +47,7 @@ class ReplyAssembler:
         return self._finish_reason is not None
 
     def add(self, chunk: JSONObject, sink: StreamSink) -> None:
-        """Fold one parsed chunk in; raises ModelBadResponse for an in-band error."""
+        """Fold one parsed chunk in; an in-band error raises (see `answer_errors`)."""
         if not isinstance(chunk, dict):
             raise ModelBadResponse(
                 f"{self._endpoint or 'the server'} sent a chunk that is not a JSON object",
@@ -54,7 +55,7 @@ class ReplyAssembler:
             )
         error = chunk.get("error")
         if error:
-            raise bad_response_for_error(error, self._endpoint)
+            raise error_in_answer(error, self._endpoint)
         usage = _usage_in(chunk)
         if usage is not None:
             self._usage = usage
@@ -126,21 +127,6 @@ class ReplyAssembler:
         return self._last_index
 
 
-def bad_response_for_error(error: Any, endpoint: str) -> ModelBadResponse:
-    """The exception for an `error` object found inside a successful answer."""
-    message: Any = error
-    code: Any = None
-    if isinstance(error, dict):
-        message = error.get("message") or json.dumps(error)
-        code = error.get("code")
-    label = f" ({code})" if isinstance(code, str) and code else ""
-    where = endpoint or "the server"
-    return ModelBadResponse(
-        f"the model server at {where} reported an error{label}: {squash(str(message))}",
-        endpoint=endpoint,
-    )
-
-
 def arguments_text(raw: Any) -> str:
     """Tool-call arguments as JSON text: a string as sent, an object re-serialized."""
     if raw is None:
@@ -194,7 +180,7 @@ def reply_from_completion(body: JSONObject, endpoint: str = "") -> ModelReply:
             f"{where} answered with JSON that is not an object", endpoint=endpoint
         )
     if body.get("error"):
-        raise bad_response_for_error(body["error"], endpoint)
+        raise error_in_answer(body["error"], endpoint)
     choices = body.get("choices")
     first = choices[0] if isinstance(choices, list) and choices else None
     message = first.get("message") if isinstance(first, dict) else None

@@ -1,9 +1,10 @@
-"""The ModelError tree, and the one place where HTTP failures become it.
+"""The ModelError tree, and the one place where HTTP answers that failed become it.
 
 Everything a provider can go wrong with is one of these classes; nothing above
-the provider layer ever sees an `httpx` exception. Two translators live here:
-`translate_httpx_error` for transport failures (no answer, timeouts, dropped
-connections) and `error_from_response` for an HTTP answer that is not a success.
+the provider layer ever sees an `httpx` exception. `error_from_response` reads
+an HTTP answer that is not a success; transport failures (no answer, timeouts,
+dropped connections) are translated in `transport_errors.py`, and errors
+reported inside a successful answer in `answer_errors.py`.
 
     ModelError
     +-- ModelUnavailable       nothing answers: refused, connect timeout, DNS
@@ -23,30 +24,26 @@ from __future__ import annotations
 import email.utils
 import json
 import re
-import socket
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import UTC
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
-
-import httpx
 
 from coding_harness.daemon.config import GLOBAL_CONFIG_NAME, ProviderProfile
 
 CONFIG_HINT = f"~/{GLOBAL_CONFIG_NAME}"
 SERVER_MESSAGE_LIMIT = 300
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
-_CONTEXT_PATTERN = re.compile(
+# What a server says when the conversation no longer fits, or the account is spent.
+CONTEXT_PATTERN = re.compile(
     r"context[ _](length|size|window)|maximum context|exceeds? (the )?(available )?context"
     r"|exceed_context",
     re.IGNORECASE,
 )
-_QUOTA_PATTERN = re.compile(r"insufficient_quota|quota|billing|spend(ing)? limit", re.IGNORECASE)
-_DNS_TEXT = re.compile(
-    r"name or service not known|nodename nor servname|name resolution|getaddrinfo", re.IGNORECASE
+QUOTA_PATTERN = re.compile(
+    r"insufficient_quota|quota|billing|spend(ing)? limit|usage[ _]limit", re.IGNORECASE
 )
-_UNFIXABLE_5XX = re.compile(r"failed to parse", re.IGNORECASE)
+# A server that could not parse what it was sent: asking again gives the same answer.
+PARSE_FAILURE_PATTERN = re.compile(r"failed to parse", re.IGNORECASE)
 
 
 class ModelError(Exception):
@@ -121,102 +118,6 @@ class ModelStreamCut(ModelError):
     default_retryable = True
 
 
-# --- transport failures -------------------------------------------------------
-
-
-def translate_httpx_error(
-    exc: Exception, endpoint: str, timeout: httpx.Timeout | None = None
-) -> ModelError:
-    """The ModelError for an exception raised by httpx while talking to `endpoint`."""
-    if isinstance(exc, httpx.ConnectTimeout):
-        return _unavailable(endpoint, _seconds("connection timed out", timeout, "connect"))
-    if isinstance(exc, httpx.ConnectError):
-        return _unavailable(endpoint, _connect_reason(exc))
-    if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-        return ModelUnavailable(
-            f"cannot use the endpoint {endpoint} ({exc}); fix it in {CONFIG_HINT}",
-            endpoint=endpoint,
-            retryable=False,
-        )
-    if isinstance(exc, httpx.TimeoutException):
-        return ModelTimeout(_timeout_message(exc, endpoint, timeout), endpoint=endpoint)
-    if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
-        return ModelStreamCut(
-            f"the connection to {endpoint} dropped before the answer was complete"
-            f" ({_first_line(exc) or type(exc).__name__})",
-            endpoint=endpoint,
-        )
-    if isinstance(exc, httpx.DecodingError | httpx.TooManyRedirects):
-        return ModelBadResponse(
-            f"unusable answer from {endpoint}: {_first_line(exc)}", endpoint=endpoint
-        )
-    return ModelError(
-        f"request to {endpoint} failed: {_first_line(exc) or type(exc).__name__}",
-        endpoint=endpoint,
-    )
-
-
-def _unavailable(endpoint: str, reason: str) -> ModelUnavailable:
-    host = (urlsplit(endpoint).hostname or "").lower()
-    if host in _LOCAL_HOSTS:
-        advice = f"start one or set an endpoint in {CONFIG_HINT}"
-    else:
-        advice = f"check the network, or the endpoint in {CONFIG_HINT}"
-    return ModelUnavailable(
-        f"no model server answers at {endpoint} ({reason}); {advice}", endpoint=endpoint
-    )
-
-
-def _timeout_message(exc: Exception, endpoint: str, timeout: httpx.Timeout | None) -> str:
-    if isinstance(exc, httpx.WriteTimeout):
-        what = _seconds("nothing sent", timeout, "write")
-        return f"could not send the request to {endpoint} ({what})"
-    if isinstance(exc, httpx.PoolTimeout):
-        what = _seconds("no free connection", timeout, "pool")
-        return f"too many requests in flight to {endpoint} ({what})"
-    return f"the model server at {endpoint} went silent ({_seconds('no data', timeout, 'read')})"
-
-
-def _seconds(what: str, timeout: httpx.Timeout | None, phase: str) -> str:
-    limit = None if timeout is None else timeout.as_dict().get(phase)
-    return what if limit is None else f"{what} within {limit:g} s"
-
-
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """The exception, its causes and contexts, and the members of exception groups."""
-    pending: list[BaseException] = [exc]
-    seen: set[int] = set()
-    while pending:
-        current = pending.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
-        pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-
-
-def _connect_reason(exc: httpx.ConnectError) -> str:
-    causes = list(_causes(exc))
-    if any(isinstance(c, socket.gaierror) or _DNS_TEXT.search(str(c)) for c in causes):
-        return "host not found"
-    if any(isinstance(c, ConnectionRefusedError) or "refused" in str(c).lower() for c in causes):
-        return "connection refused"
-    for cause in causes:
-        if isinstance(cause, OSError) and cause.strerror:
-            return cause.strerror.lower()
-    return _first_line(exc) or "cannot connect"
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else ""
-
-
-# --- HTTP answers that are not a success ----------------------------------------
-
-
 def error_from_response(
     status: int, body_text: str, headers: Mapping[str, str], profile: ProviderProfile
 ) -> ModelError:
@@ -227,7 +128,7 @@ def error_from_response(
     detail = f"HTTP {status} from {profile.name} ({endpoint}): {said}{_request_id(headers)}"
     if status == 429:
         return _rate_limited(detail, f"{message} {kinds}", headers, endpoint)
-    if 400 <= status < 600 and _CONTEXT_PATTERN.search(f"{message} {kinds}"):
+    if 400 <= status < 600 and CONTEXT_PATTERN.search(f"{message} {kinds}"):
         return ModelContextExceeded(
             f"{detail}; the conversation no longer fits the model's context:"
             " compact it or start a new session",
@@ -235,7 +136,7 @@ def error_from_response(
             status=status,
         )
     if 500 <= status < 600:
-        fixable = _UNFIXABLE_5XX.search(said) is None
+        fixable = PARSE_FAILURE_PATTERN.search(said) is None
         return ModelServerError(
             detail,
             endpoint=endpoint,
@@ -255,7 +156,7 @@ def _rate_limited(
     detail: str, said: str, headers: Mapping[str, str], endpoint: str
 ) -> ModelRateLimited:
     retry_after = parse_retry_after(headers)
-    quota = _QUOTA_PATTERN.search(said) is not None and retry_after is None
+    quota = QUOTA_PATTERN.search(said) is not None and retry_after is None
     if quota:
         detail += "; the account's quota or spend limit is used up"
     elif retry_after is not None:

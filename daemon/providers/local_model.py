@@ -13,7 +13,7 @@ import logging
 import httpx
 
 from coding_harness.daemon.providers.chunks import reply_from_completion
-from coding_harness.daemon.providers.errors import error_from_response, translate_httpx_error
+from coding_harness.daemon.providers.errors import error_from_response
 from coding_harness.daemon.providers.openai_stream import (
     HTTP_ERRORS,
     parse_json,
@@ -21,6 +21,7 @@ from coding_harness.daemon.providers.openai_stream import (
     request_headers,
 )
 from coding_harness.daemon.providers.profile_model import ProfileModel
+from coding_harness.daemon.providers.transport_errors import translate_httpx_error
 from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)

@@ -5,29 +5,31 @@ One POST with `"stream": true` and usage requested; the SSE body goes through
 limit: a stream that keeps sending runs as long as it needs, and only silence
 longer than the idle timeout ends it. A stream that stops before `[DONE]` and
 before any finish_reason is a `ModelStreamCut`, never a quietly partial reply.
+After `[DONE]` the rest of the body (its end, over HTTP/1.1 the last chunk) is
+read too: a response left unread closes its connection, and the next call
+would pay for a new TCP and TLS handshake.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
-from coding_harness.daemon.providers.chunks import (
-    ReplyAssembler,
-    bad_response_for_error,
-    reply_from_completion,
-)
+from coding_harness.daemon.providers.answer_errors import error_in_answer
+from coding_harness.daemon.providers.chunks import ReplyAssembler, reply_from_completion
 from coding_harness.daemon.providers.errors import (
     ModelBadResponse,
     ModelStreamCut,
     error_from_response,
-    translate_httpx_error,
 )
 from coding_harness.daemon.providers.profile_model import ProfileModel
 from coding_harness.daemon.providers.sse import SSEDecoder, SSEEvent
+from coding_harness.daemon.providers.transport_errors import translate_httpx_error
 from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,9 @@ log = logging.getLogger(__name__)
 STREAM_TIMEOUT = httpx.Timeout(connect=30.0, read=300.0, write=60.0, pool=30.0)
 DONE = "[DONE]"
 HTTP_ERRORS = (httpx.HTTPError, httpx.InvalidURL)
+# After `[DONE]`: how long, and how many bytes, to read for the end of the body.
+DRAIN_SECONDS = 2.0
+DRAIN_LIMIT = 64 * 1024
 
 
 def request_headers(api_key: str | None, accept: str) -> dict[str, str]:
@@ -98,9 +103,11 @@ async def read_event_stream(
     """Fold an SSE body into a reply; stops at `[DONE]`."""
     decoder = SSEDecoder()
     assembler = ReplyAssembler(endpoint)
-    async for piece in response.aiter_bytes():
+    pieces = response.aiter_bytes()
+    async for piece in pieces:
         for event in decoder.feed_bytes(piece):
             if handle_event(event, assembler, sink, endpoint):
+                await drain(pieces)
                 return assembler.result()
     decoder.close()
     if assembler.finished:
@@ -112,6 +119,21 @@ async def read_event_stream(
     )
 
 
+async def drain(pieces: AsyncIterator[bytes]) -> None:
+    """Read what follows `[DONE]` (normally just the end of the body), so the connection
+    can serve the next request; a server that keeps sending or stays open past
+    DRAIN_SECONDS gets its connection closed instead. The answer is complete either way."""
+    left = DRAIN_LIMIT
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for piece in pieces:
+                left -= len(piece)
+                if left < 0:
+                    return
+    except (TimeoutError, *HTTP_ERRORS):
+        log.debug("no clean end of body after [DONE]; the connection is not reused")
+
+
 def handle_event(
     event: SSEEvent, assembler: ReplyAssembler, sink: StreamSink, endpoint: str
 ) -> bool:
@@ -120,7 +142,7 @@ def handle_event(
     if data == DONE:
         return True
     if event.event == "error":
-        raise bad_response_for_error(_error_payload(data), endpoint)
+        raise error_in_answer(_error_payload(data), endpoint)
     if not data:
         return False
     chunk = parse_json(data, endpoint, f"a {event.event!r} event")

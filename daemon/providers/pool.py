@@ -9,6 +9,12 @@ of profiles no longer configured: an idle one is closed at once, a busy one
 when its last request ends, so a turn in flight finishes on its old settings
 (its next request simply opens a fresh client). Tests pass an
 `httpx.MockTransport` as `transport`.
+
+A client for an `https` endpoint offers HTTP/2 (ALPN) and uses it when the
+server agrees: one TLS connection then carries every concurrent request to
+that provider. A server that does not offer it is spoken to over HTTP/1.1.
+Plain `http` endpoints (local servers) stay on HTTP/1.1: HTTP/2 without TLS
+("h2c", by prior knowledge) is not tried, since few local servers speak it.
 """
 
 from __future__ import annotations
@@ -39,6 +45,11 @@ def endpoint_origin(endpoint: str) -> str:
 def pool_key(profile: ProviderProfile) -> PoolKey:
     """What a pooled client is kept under: the profile's name and endpoint origin."""
     return (profile.name, endpoint_origin(profile.endpoint))
+
+
+def offers_http2(origin: str) -> bool:
+    """Whether a client for `origin` offers HTTP/2: over TLS only."""
+    return origin.startswith("https://")
 
 
 @dataclass(kw_only=True, slots=True)
@@ -95,6 +106,7 @@ class ProviderPool:
         if entry is None or entry.client.is_closed:
             client = httpx.AsyncClient(
                 transport=self._transport,
+                http2=offers_http2(key[1]),
                 limits=POOL_LIMITS,
                 timeout=STREAM_TIMEOUT,
                 follow_redirects=False,

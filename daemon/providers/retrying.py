@@ -9,9 +9,14 @@ is the server's Retry-After when it sent one (a longer one than
 `base_delay * 2**(retry - 1)`, capped at `max_delay` ("full jitter").
 
 A connection nobody answers is retried briefly: a local server being started
-gets a moment, a missing one is reported soon. An answer that already showed
-text to the user is never asked again, since the user would see it twice.
-Only the reply that succeeds reaches the caller, so usage is counted once.
+gets a moment, a missing one is reported soon. An answer that fails half-way
+(a 200 whose stream is cut, or that reports an `error` event or chunk: see
+`answer_errors.py`) is asked again whole as long as none of it was shown: a
+tool call it was streaming is dropped with it, and no tool runs while a model
+call is in flight. An answer that already showed text or reasoning to the
+user is never asked again, since the user would see it twice; the error says
+so, and the partial answer is not kept. Only the reply that succeeds reaches
+the caller, so usage is counted once.
 The wait is a plain `sleep`, so cancelling the turn stops it at once.
 """
 
@@ -22,6 +27,7 @@ import random
 from collections.abc import Awaitable, Callable
 
 from coding_harness.daemon.providers.errors import (
+    ModelBadResponse,
     ModelError,
     ModelRateLimited,
     ModelServerError,
@@ -139,6 +145,8 @@ def notice(exc: ModelError, delay: float, attempt: int, limit: int) -> str:
         what = f"{where} went silent"
     elif isinstance(exc, ModelStreamCut):
         what = f"the answer from {where} was cut off before any of it was shown"
+    elif isinstance(exc, ModelBadResponse):
+        what = f"{where} reported an error before any of the answer was shown"
     else:
         what = f"the request to {where} failed"
     return f"{what}, retrying in {seconds(delay)} (attempt {attempt} of {limit})"

@@ -5,12 +5,17 @@ real server would: as `chat.completion.chunk` SSE events (content split into
 several deltas, tool-call arguments split into fragments keyed by index, a
 usage chunk, `data: [DONE]`) when the request asks to stream, or as one
 `chat.completion` JSON body when it does not. A `Fault` answers with an HTTP
-error, a cut stream or garbage instead. Every request body is recorded.
+error, a cut stream or garbage instead, or with a 200 stream that fails
+part-way: the first chunks of a `Reply`, then an `event: error`, an `{"error":
+...}` chunk, or a dropped connection. Every request body is recorded.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import ssl
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,6 +39,22 @@ class Fault:
     body: str = '{"error": {"message": "scripted failure"}}'
     headers: dict[str, str] = field(default_factory=dict)
     cut_stream_after: str | None = None  # send this text as a delta, then drop the connection
+    # A 200 stream that fails part-way: the first `after_chunks` chunks of `partial` (as
+    # `stream_chunks` renders it), then `event: error` with `error_event` as its data, or an
+    # `{"error": error_chunk}` chunk and `[DONE]`; with neither, the connection drops.
+    partial: Reply | None = None
+    after_chunks: int = 0
+    error_event: str | None = None
+    error_chunk: dict[str, Any] | None = None
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Says nothing when a client hangs up mid-answer, as clients of a failed stream do."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 def tool_call(name: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
@@ -41,18 +62,33 @@ def tool_call(name: str, **arguments: Any) -> tuple[str, dict[str, Any]]:
 
 
 class FakeModelServer:
-    def __init__(self, script: list[Reply | Fault] | None = None) -> None:
+    """Serves the script over HTTP/1.1; over TLS (https) when given a server `tls` context.
+    `connections` counts the connections accepted, to see whether clients reuse them."""
+
+    def __init__(
+        self, script: list[Reply | Fault] | None = None, *, tls: ssl.SSLContext | None = None
+    ) -> None:
         self.script: list[Reply | Fault] = list(script or [])
         self.requests: list[dict[str, Any]] = []
+        self.connections = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._scheme = "http"
+        if tls is not None:
+            # The handshake happens in the connection's own thread, at its first read.
+            self._httpd.socket = tls.wrap_socket(
+                self._httpd.socket, server_side=True, do_handshake_on_connect=False
+            )
+            self._scheme = "https"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def endpoint(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1/chat/completions"
+        return f"{self._scheme}://{host!s}:{port}/v1/chat/completions"
 
     def start(self) -> FakeModelServer:
         self._thread.start()
@@ -89,6 +125,14 @@ class FakeModelServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                # As real servers do: no Nagle delay between the pieces of a stream
+                # (on a reused connection it would meet the client's delayed ACK).
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                with server._lock:
+                    server.connections += 1
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 payload = json.loads(self.rfile.read(length) or b"{}")
@@ -119,6 +163,9 @@ def _send_json(
 
 
 def _send_fault(handler: BaseHTTPRequestHandler, fault: Fault) -> None:
+    if fault.partial is not None:
+        _send_partial(handler, fault, fault.partial)
+        return
     if fault.cut_stream_after is None:
         _send_json(handler, fault.status, fault.body, fault.headers)
         return
@@ -132,16 +179,40 @@ def _send_fault(handler: BaseHTTPRequestHandler, fault: Fault) -> None:
     handler.close_connection = True
 
 
-def _send_stream(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+def _send_partial(handler: BaseHTTPRequestHandler, fault: Fault, reply: Reply) -> None:
+    _start_stream(handler)
+    for chunk in stream_chunks(reply)[: fault.after_chunks]:
+        _write_piece(handler, f"data: {json.dumps(chunk)}\n\n".encode())
+    if fault.error_event is not None:
+        _write_piece(handler, f"event: error\ndata: {fault.error_event}\n\n".encode())
+    elif fault.error_chunk is not None:
+        _write_piece(handler, f"data: {json.dumps({'error': fault.error_chunk})}\n\n".encode())
+        _write_piece(handler, b"data: [DONE]\n\n")
+    else:
+        handler.close_connection = True  # no last chunk: the body is cut
+        return
+    handler.wfile.write(b"0\r\n\r\n")
+    handler.wfile.flush()
+
+
+def _start_stream(handler: BaseHTTPRequestHandler) -> None:
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Transfer-Encoding", "chunked")
     handler.end_headers()
+
+
+def _write_piece(handler: BaseHTTPRequestHandler, data: bytes) -> None:
+    """One piece of a chunked body, flushed at once."""
+    handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+    handler.wfile.flush()
+
+
+def _send_stream(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+    _start_stream(handler)
     for chunk in stream_chunks(reply):
-        data = f"data: {json.dumps(chunk)}\n\n".encode()
-        handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        handler.wfile.flush()
-    done = b"data: [DONE]\n\n"
+        _write_piece(handler, f"data: {json.dumps(chunk)}\n\n".encode())
+    done = b"data: [DONE]\n\n"  # the last piece and the end of the body in one write
     handler.wfile.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
     handler.wfile.flush()
 
