@@ -1,9 +1,14 @@
 """How fast `harness -p` answers against a warm daemon and an instant model.
 
 Prints the median time from process start to the first byte of output for
-`harness -p hi`, the same for the bare interpreter (`python -c pass`), and
-their ratio (target: under 3x). Everything runs in a temporary HOME and socket;
-the daemon and the fake model server are stopped at the end.
+`harness -q -p hi`, the same for the bare interpreter (`python -c 'print(1)'`),
+and their ratio (target: under 3x), twice: with a bytecode cache, as an
+installed package runs (in a temporary PYTHONPYCACHEPREFIX, so the source tree
+is not written), and with PYTHONDONTWRITEBYTECODE=1, where the project's
+modules are compiled on every run (when the tree has no __pycache__). The
+runs of each kind are interleaved, so a busy machine slows all of them alike.
+Everything runs in a temporary HOME and socket; the daemon and the fake model
+server are stopped at the end.
 
     .venv/bin/python bench/oneshot_startup.py [--runs 20]
 """
@@ -13,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -24,6 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import start_daemon, stop_daemon
+
+HARNESS = [sys.executable, "-m", "coding_harness.client", "-q", "-p", "hi"]
+BARE = [sys.executable, "-c", "print(1)"]
 
 
 def first_byte(argv: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -38,38 +47,66 @@ def first_byte(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     return elapsed
 
 
+def sandbox(root: Path) -> dict[str, str]:
+    (root / "home").mkdir()
+    (root / "ws").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(
+        HOME=str(root / "home"),
+        XDG_STATE_HOME=str(root / "state"),
+        CODING_HARNESS_SOCKET=str(root / "run" / "harnessd.sock"),
+        PYTHONPYCACHEPREFIX=str(root / "pycache"),
+    )
+    return env
+
+
+def measure(env: dict[str, str], root: Path, runs: int) -> dict[str, list[float]]:
+    """Interleaved runs of each command, cached and uncached bytecode."""
+    # The standard library's own caches are read; the project's modules, which have
+    # none in a tree that was never run without PYTHONDONTWRITEBYTECODE, are compiled.
+    uncached = {k: v for k, v in env.items() if k != "PYTHONPYCACHEPREFIX"}
+    uncached["PYTHONDONTWRITEBYTECODE"] = "1"
+    kinds = {
+        "harness, cached": (HARNESS, env, root / "ws"),
+        "python, cached": (BARE, env, root),
+        "harness, compiled": (HARNESS, uncached, root / "ws"),
+        "python, compiled": (BARE, uncached, root),
+    }
+    for argv, kind_env, cwd in kinds.values():  # warm the pool and the bytecode cache
+        first_byte(argv, kind_env, cwd)
+    times: dict[str, list[float]] = {name: [] for name in kinds}
+    for _ in range(runs):
+        for name, (argv, kind_env, cwd) in kinds.items():
+            times[name].append(first_byte(argv, kind_env, cwd))
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     runs = parser.parse_args().runs
     root = Path(tempfile.mkdtemp(prefix="chb-", dir="/tmp"))
-    (root / "home").mkdir()
-    (root / "ws").mkdir()
-    socket_path = root / "run" / "harnessd.sock"
-    env = dict(
-        os.environ,
-        HOME=str(root / "home"),
-        XDG_STATE_HOME=str(root / "state"),
-        CODING_HARNESS_SOCKET=str(socket_path),
-    )
-    server = FakeModelServer([Reply(content="ok")] * (runs + 2)).start()
+    env = sandbox(root)
+    server = FakeModelServer([Reply(content="ok")] * (2 * runs + 4)).start()
     config = {"providers": {"fake": {"type": "openai", "endpoint": server.endpoint, "model": "m"}}}
     (root / "home" / ".coding_harness.json").write_text(json.dumps(config))
+    socket_path = Path(env["CODING_HARNESS_SOCKET"])
     daemon = start_daemon(socket_path, env)
     try:
-        harness = [sys.executable, "-m", "coding_harness.client", "-q", "-p", "hi"]
-        first_byte(harness, env, root / "ws")  # warm the connection pool
-        oneshot = [first_byte(harness, env, root / "ws") for _ in range(runs)]
-        bare = [first_byte([sys.executable, "-c", "print(1)"], env, root) for _ in range(runs)]
+        times = measure(env, root, runs)
     finally:
         daemon.terminate()
         daemon.wait(timeout=10)
         stop_daemon(socket_path)
         server.stop()
-    a, b = statistics.median(oneshot), statistics.median(bare)
-    print(f"harness -p to first byte (median of {runs}): {a * 1000:.1f} ms")
-    print(f"python -c 'print(1)' to first byte:         {b * 1000:.1f} ms")
-    print(f"ratio: {a / b:.2f}x (target < 3x)")
+        shutil.rmtree(root, ignore_errors=True)
+    medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    print(f"medians of {runs} runs, process start to first byte:")
+    for kind in ("cached", "compiled"):
+        a, b = medians[f"harness, {kind}"], medians[f"python, {kind}"]
+        label = "bytecode cached " if kind == "cached" else "no bytecode cache"
+        print(f"  {label}: harness -p {a:5.1f} ms, python -c {b:5.1f} ms, ratio {a / b:.2f}x")
+    print("target: under 3x")
 
 
 if __name__ == "__main__":

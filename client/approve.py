@@ -76,7 +76,7 @@ class Approver:
         """True when answered or withdrawn; None at end of input."""
         request = str(data.get("request"))
         self.style.line(f"\nsession {session}: {data.get('summary', '')}", "bold")
-        self.style.diff(str(data.get("diff", "")))
+        self.style.diff(str(data.get("diff", "")), str(data.get("path", "")))
         self._asking = request
         try:
             answer = approval_prompt.ask(self.style, read_line=self._read_line)

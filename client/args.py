@@ -1,41 +1,113 @@
-"""The one-shot command line: flags, the prompt, and bad arguments (exit 5)."""
+"""The one-shot command line: flags, the prompt, and bad arguments (exit 5).
+
+`harness --help` is the manual: the flags (argparse lists them), then every
+subcommand, the REPL's keys, output, exit codes, environment and files.
+
+argparse costs about 5 ms to import and run for the first time, a tenth of a
+one-shot run, so a plain command line (exact flag names, one run of prompt
+words) is read by `_fast_parse`; anything else (abbreviations, `--help`,
+mistakes) goes to argparse, which gives the same result or the error.
+"""
 
 from __future__ import annotations
 
-import argparse
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from coding_harness.protocol.version import __version__
 
 SUBCOMMANDS = ("sessions", "attach", "approve", "trust", "doctor", "completions", "daemon")
+DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")
+SHELLS = ("bash", "zsh", "fish")
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+DESCRIPTION = """\
+A coding agent that lives in a background daemon (harnessd, started on first
+use). With a prompt, harness runs one task and exits with its code; without one
+(and with a terminal on standard input) it opens the REPL. The reply goes to
+standard output; tool lines, diffs and notices go to standard error."""
 
 EPILOG = """\
 subcommands:
-  harness sessions                 list sessions
-  harness attach [ID]              a REPL on an existing session
-  harness approve [ID]             only answer approval requests
-  harness trust                    trust this project's .local_coding_harness.json
-  harness daemon start|stop|restart|status|install|uninstall
-  harness daemon logs [-n N] [-f]
-  harness doctor                   check the set-up; each problem with its fix
+  sessions                   list sessions: full id, state, clients, last
+                             activity, tokens, cost, folder
+  attach [ID]                a REPL on an existing session (default: the
+                             latest one for this folder)
+  approve [ID]               only answer approval requests: of one session,
+                             or with no ID of every session, later ones too
+  trust                      trust this project's .local_coding_harness.json
+  doctor                     check the set-up; each problem with its fix
+  completions bash|zsh|fish  print a shell completion script
+  daemon start|stop|restart  control the daemon (harness starts it anyway)
+  daemon status              pid, version, uptime; exit 4 when none answers
+  daemon logs [-n N] [-f]    the end of the daemon's log: N lines, or follow
+  daemon install|uninstall   hand the daemon to systemd (Linux) or launchd
+                             (macOS), or take it back
+
+  A prompt that starts with a subcommand's name goes through -p.
+
+in the REPL:
+  Enter submits; Esc-Enter, or a backslash at the end of the line, starts a
+  new line. Tab completes /commands, provider names, model ids, search
+  engines and skills. Up/Down walk the history (~/.coding_agent_history),
+  Ctrl-R searches it. Typing while a turn runs queues the next task. Ctrl-C
+  cancels the running turn and stays; Ctrl-D or /quit leaves, and a running
+  turn goes on in the daemon. /help lists every command.
+
+approvals:
+  Each proposed edit shows its full diff with line numbers, then asks
+  [y]es / [n]o / [s]kip (skip sends your reason to the model). From a pipe
+  the answer is read as a line of standard input (echo n | harness -p ...
+  rejects); with no answer left, the request waits for `harness approve`.
+
+output:
+  At a terminal the reply streams in, then is rendered as Markdown. Into a
+  pipe, and under --plain, it is printed once, as the model wrote it. -q
+  leaves only the reply and questions for you. --output-format json prints
+  one object when the run ends: reply, exit_code, session, usage
+  {prompt_tokens, cached_tokens, completion_tokens}, cost_usd and
+  files_changed; stream-json prints every event as a JSON line, then that
+  object. Nothing else goes to standard output in the JSON formats.
 
 exit codes:
-  0 done   1 model or network error   2 make check failed after an edit
-  3 an edit was rejected or skipped   4 daemon unreachable   5 bad arguments
-  130 interrupted
+  0    done (a --dry-run that showed its diffs is done)
+  1    model or network error
+  2    make check failed after an applied edit
+  3    an edit was rejected or skipped
+  4    the daemon could not be reached or started
+  5    bad arguments
+  130  interrupted
 
-A prompt that starts with a subcommand's name goes through -p.
-NO_COLOR is honoured. Config: ~/.coding_harness.json and ./.local_coding_harness.json.
+environment:
+  NO_COLOR                   no colors (the terminal layout stays)
+  CODING_AGENT_PROVIDER      the provider profile, below --provider
+  CODING_AGENT_MODEL         the model id, below --model
+  CODING_HARNESS_SOCKET      the daemon's socket
+  XDG_RUNTIME_DIR            the socket's folder otherwise (coding-harness/)
+  XDG_STATE_HOME             sessions and the daemon log (~/.local/state)
+
+files:
+  ~/.coding_harness.json     global config
+  .local_coding_harness.json project config, merged over it key by key
+  ~/.config/coding-agent/config.json
+                             legacy config, still read
+  ~/.coding_agent_history    REPL history
+  ~/.agents/skills/NAME/SKILL.md
+                             skills (and .agents/skills/ in the project)
+
+examples:
+  harness -p "fix the bug in calc.py"
+  git diff | harness --stdin -q "review this"
+  harness -y --output-format json -p "rename foo to bar" | jq .files_changed
+  source <(harness completions bash)
 """
+
+
+if TYPE_CHECKING:
+    import argparse
 
 
 class UsageError(Exception):
     pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
 
 
 class OneShotOptions:
@@ -62,54 +134,139 @@ class OneShotOptions:
             setattr(self, key, value)
 
 
+def _switch(text: str, **more: Any) -> dict[str, Any]:
+    return {"action": "store_true", "help": text, **more}
+
+
+def _value(metavar: str, text: str, **more: Any) -> dict[str, Any]:
+    return {"metavar": metavar, "help": text, **more}
+
+
+# Every option: its spellings, then argparse's settings for it.
+OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (
+        ("-p", "--prompt"),
+        _value(
+            "TEXT",
+            "prompt text; repeatable, joined with newlines",
+            dest="prompts",
+            action="append",
+            default=[],
+        ),
+    ),
+    (("--stdin",), _switch("read the prompt from standard input")),
+    (("-y", "--yes"), _switch("apply proposed edits without asking (the diff is still shown)")),
+    (("--dry-run",), _switch("show diffs, write nothing (and run no `uv`)")),
+    (("--provider",), _value("NAME", "provider profile from the config")),
+    (("--model",), _value("ID", "model id for this session")),
+    (("--cwd",), _value("DIR", "workspace folder (default: the current one)")),
+    (("--session",), _value("ID", "submit into an existing session")),
+    (("-q", "--quiet"), _switch("only the reply and questions for you: no banner, tool lines")),
+    (
+        ("--plain", "--no-color"),
+        _switch("no colors, no Markdown: the reply as the model wrote it", dest="plain"),
+    ),
+    (("--debug",), _switch("show protocol details on errors")),
+    (
+        ("--output-format",),
+        _value(
+            "FORMAT",
+            "text (the default), json (one result object) or stream-json",
+            choices=OUTPUT_FORMATS,
+            default="text",
+        ),
+    ),
+    (("-v", "--version"), _switch("print the version and exit")),
+)
+
+
+def _dest(names: tuple[str, ...], settings: dict[str, Any]) -> str:
+    """The attribute argparse stores an option in."""
+    return str(settings.get("dest") or names[-1].lstrip("-").replace("-", "_"))
+
+
+# What `_fast_parse` reads: switches, and options that take a value.
+_SWITCHES = {
+    name: _dest(names, settings)
+    for names, settings in OPTIONS
+    if settings.get("action") == "store_true"
+    for name in names
+}
+_VALUED = {
+    name: _dest(names, settings)
+    for names, settings in OPTIONS
+    if settings.get("action") in (None, "append")
+    for name in names
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(message)
+
     parser = _Parser(
         prog="harness",
         usage="harness [options] [PROMPT ...]\n       harness SUBCOMMAND ...",
-        description="A coding agent in a background daemon. With a prompt: one task, then exit. "
-        "Without one: the REPL.",
+        description=DESCRIPTION,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add = parser.add_argument
-    add("words", nargs="*", metavar="PROMPT", help="the task (joined with spaces)")
-    add(
-        "-p",
-        "--prompt",
-        dest="prompts",
-        action="append",
-        default=[],
-        metavar="TEXT",
-        help="prompt text; repeatable, joined with newlines",
+    parser.add_argument(
+        "words", nargs="*", metavar="PROMPT", help="the task (words joined by spaces)"
     )
-    add("--stdin", action="store_true", help="read the prompt from standard input")
-    add(
-        "-y",
-        "--yes",
-        action="store_true",
-        help="apply proposed edits without asking (diff still shown)",
-    )
-    add("--dry-run", action="store_true", help="show diffs, write nothing")
-    add("--provider", metavar="NAME", help="provider profile from the config")
-    add("--model", metavar="ID", help="model id for this session")
-    add("--cwd", metavar="DIR", help="workspace folder (default: the current one)")
-    add("--session", metavar="ID", help="submit into an existing session")
-    add("-q", "--quiet", action="store_true", help="only the answer and questions for you")
-    add("--plain", "--no-color", dest="plain", action="store_true", help="no colors")
-    add("--debug", action="store_true", help="show protocol details on errors")
-    add("--output-format", choices=("text", "json", "stream-json"), default="text")
-    add("-v", "--version", action="store_true", help="print the version and exit")
+    for names, settings in OPTIONS:
+        parser.add_argument(*names, **settings)
     return parser
 
 
 def parse_oneshot(argv: list[str]) -> OneShotOptions:
-    namespace = build_parser().parse_args(argv)
-    options = OneShotOptions()
-    for key, value in vars(namespace).items():
-        setattr(options, key, value)
+    options = _fast_parse(argv)
+    if options is None:
+        options = OneShotOptions(**vars(build_parser().parse_args(argv)))
     if options.yes and options.dry_run:
         raise UsageError("--yes and --dry-run contradict each other; pass one")
     return options
+
+
+def _fast_parse(argv: list[str]) -> OneShotOptions | None:
+    """What argparse would make of a plain command line; None to let argparse decide."""
+    options = OneShotOptions()
+    words_seen = words_ended = False
+    rest = iter(argv)
+    for arg in rest:
+        if not arg.startswith("-"):
+            if words_ended:
+                return None  # a second run of words: argparse refuses it
+            words_seen = True
+            options.words.append(arg)
+            continue
+        words_ended = words_seen
+        name, equals, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in _SWITCHES and not equals:
+            setattr(options, _SWITCHES[name], True)
+            continue
+        if name not in _VALUED:
+            return None
+        if not equals:
+            value = next(rest, "-")
+            if value.startswith("-"):
+                return None
+        if not _store(options, _VALUED[name], value):
+            return None
+    return options
+
+
+def _store(options: OneShotOptions, key: str, value: str) -> bool:
+    if key == "prompts":
+        options.prompts.append(value)
+    elif key == "output_format" and value not in OUTPUT_FORMATS:
+        return False
+    else:
+        setattr(options, key, value)
+    return True
 
 
 def version_text() -> str:

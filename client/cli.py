@@ -70,5 +70,9 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from .doctor import main as doctor_main
 
         return doctor_main(rest)
+    if name == "completions":
+        from .completions import main as completions_main
+
+        return completions_main(rest)
     print(f"harness {name}: not available in this version yet", file=sys.stderr)
     return exit_codes.BAD_ARGUMENTS

@@ -1,7 +1,13 @@
-"""`harness -p ...`: one task in a session, then exit with its code."""
+"""`harness -p ...`: one task in a session, then exit with its code.
+
+Under `--output-format json` or `stream-json` the run always ends with one
+result object on standard output, also when it could not start (daemon
+unreachable: exit 4; refused arguments: 5; Ctrl-C: 130).
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -9,67 +15,75 @@ from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.version import __version__
 
-from . import approval_prompt, exit_codes
+from . import exit_codes
 from .args import OneShotOptions
-from .printer import PrintOptions, TurnPrinter
+from .printer import PrintOptions, TurnPrinter, result_object
 from .session_setup import key_env, open_session, reach_daemon
 from .style import Style, color_wanted
 from .turn_driver import TurnDriver
+from .views import oneshot_view
 
 
 def run(options: OneShotOptions, prompt: str) -> int:
     style = Style(sys.stderr, color=color_wanted(sys.stderr, options.plain))
     conn = reach_daemon(style)
     if conn is None:
-        return exit_codes.DAEMON_UNREACHABLE
+        return _failed(options, exit_codes.DAEMON_UNREACHABLE)
     try:
         with conn:
             return _run(conn, options, prompt, style)
     except DaemonUnreachable as exc:
         style.line(f"harness: {exc}", "red")
-        return exit_codes.DAEMON_UNREACHABLE
+        return _failed(options, exit_codes.DAEMON_UNREACHABLE)
     except errors.RpcError as exc:
         style.line(f"harness: {exc.message}", "red")
-        return (
-            exit_codes.BAD_ARGUMENTS
-            if isinstance(exc, errors.InvalidParams)
-            else exit_codes.MODEL_ERROR
-        )
+        bad = isinstance(exc, errors.InvalidParams)
+        return _failed(options, exit_codes.BAD_ARGUMENTS if bad else exit_codes.MODEL_ERROR)
     except KeyboardInterrupt:
-        return exit_codes.INTERRUPTED
+        return _failed(options, exit_codes.INTERRUPTED)
+
+
+def _failed(options: OneShotOptions, code: int, session: str | None = None) -> int:
+    """Exit with `code`; the JSON formats still print their one result object."""
+    if options.output_format in ("json", "stream-json"):
+        result = result_object({"exit_code": code, "session": session})
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+    return code
 
 
 def _run(conn: Connection, options: OneShotOptions, prompt: str, style: Style) -> int:
     info = conn.initialize("harness", __version__)
     session = open_session(conn, options, info, style)
-    env = key_env(session.get("key_env") or [])
+    view = oneshot_view(options, style, sys.stdout)
     printer = TurnPrinter(
-        style,
-        PrintOptions(
-            quiet=options.quiet,
-            stream_reply=sys.stdout.isatty() and not options.plain,
-            output_format=options.output_format,
-        ),
+        view,
+        PrintOptions(quiet=options.quiet, output_format=options.output_format),
+        sys.stdout,
     )
     driver = TurnDriver(conn, session["session"], printer, _answerer(options, style))
-    submitted = conn.request(
-        methods.SESSION_SUBMIT,
-        {
-            "session": session["session"],
-            "text": prompt,
-            "options": {
-                "yes": options.yes,
-                "dry_run": options.dry_run,
-                # From a pipe only one answer can come: no second question (a revert).
-                "interactive": sys.stdin.isatty() and not options.stdin,
-            },
-            "env": env,
-        },
-    )
-    finished = driver.follow(submitted["turn"])
+    try:
+        submitted = conn.request(methods.SESSION_SUBMIT, _submit_params(options, prompt, session))
+        finished = driver.follow(submitted["turn"])
+    finally:
+        view.pause()
     code = int(finished.get("exit_code", exit_codes.MODEL_ERROR))
     printer.final({**finished, "session": session["session"], "exit_code": code})
     return code
+
+
+def _submit_params(options: OneShotOptions, prompt: str, session: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "session": session["session"],
+        "text": prompt,
+        "options": {
+            "yes": options.yes,
+            "dry_run": options.dry_run,
+            # From a pipe only one answer can come: no second question (a revert).
+            "interactive": sys.stdin.isatty() and not options.stdin,
+        },
+        "env": key_env(session.get("key_env") or []),
+    }
 
 
 def _answerer(options: OneShotOptions, style: Style) -> Any:
@@ -79,6 +93,8 @@ def _answerer(options: OneShotOptions, style: Style) -> Any:
         nonlocal exhausted
         if exhausted:
             return None
+        from . import approval_prompt  # only when a change waits for an answer
+
         result = approval_prompt.ask(style)
         exhausted = result is None
         return result

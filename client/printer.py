@@ -1,21 +1,29 @@
-"""How a turn's events look in a terminal or a pipe.
+"""What a turn's events show, and where: the policy shared by every view.
 
 The reply goes to standard output; everything else (tool lines, diffs,
 checks, notices, errors) goes to standard error, so `harness -p ... > out`
-captures the answer alone. At a terminal the reply streams as it arrives;
-off a terminal it is printed once, at the end, exactly as the model wrote it.
+captures the answer alone. Standard error shows the same in every output
+format; `-q` keeps it to what a person must see: errors, waiting notices, and
+a change put to them for approval with its full diff. `stream-json` writes
+each event as one JSON line on standard output; both JSON formats end with
+`result_object`, and nothing else goes to standard output.
+
+How things look is a `View`'s job: `plain_view.PlainView` (ANSI or none, the
+lean default) or `rich_view.RichView` (a terminal: Markdown, spinner).
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from .sanitize import visible
-from .style import Style
+from .style import INTENT_COLORS
 
-TOOL_ARGS_PREVIEW = 100
+if TYPE_CHECKING:
+    from .view_protocol import View
+
+USAGE_KEYS = ("prompt_tokens", "cached_tokens", "completion_tokens")
+CHECK_OUTPUT_LINES = 12
 
 
 class PrintOptions:
@@ -27,81 +35,126 @@ class PrintOptions:
         self.output_format = output_format
 
 
+def result_object(result: dict[str, Any]) -> dict[str, Any]:
+    """The one JSON result of a run, with exactly the contract's keys."""
+    usage = result.get("usage") or {}
+    cost = result.get("cost_usd")
+    return {
+        "reply": str(result.get("reply") or ""),
+        "exit_code": int(result.get("exit_code", 1)),
+        "session": result.get("session"),
+        "usage": {key: int(usage.get(key) or 0) for key in USAGE_KEYS},
+        "cost_usd": float(cost) if isinstance(cost, int | float) else None,
+        "files_changed": [str(path) for path in result.get("files_changed") or []],
+    }
+
+
 class TurnPrinter:
-    def __init__(self, style: Style, options: PrintOptions, out: TextIO | None = None) -> None:
-        self.style = style
+    def __init__(self, view: View, options: PrintOptions, out: TextIO) -> None:
+        self.view = view
         self.options = options
-        self.out = out or sys.stdout
-        self._mid_line = False
+        self.out = out
+        self.chatter = not options.quiet
+        self._shown_diffs: set[tuple[str, str]] = set()
 
     def event(self, kind: str, data: dict[str, Any], raw: dict[str, Any]) -> None:
         if self.options.output_format == "stream-json":
             self.out.write(json.dumps(raw.get("params", raw), ensure_ascii=False) + "\n")
             self.out.flush()
-            return
         handler = getattr(self, "_on_" + kind.replace(".", "_"), None)
         if handler is not None:
             handler(data)
 
     def final(self, result: dict[str, Any]) -> None:
-        fmt = self.options.output_format
-        if fmt in ("json", "stream-json"):
-            self.out.write(json.dumps(result, ensure_ascii=False) + "\n")
-        elif not self.options.stream_reply:
-            reply = str(result.get("reply", ""))
-            self.out.write(visible(reply) + ("" if reply.endswith("\n") else "\n"))
-        else:
-            self._end_line()
-        self.out.flush()
+        """The end of a turn: the reply (text) or the result object (JSON formats)."""
+        if self.options.output_format in ("json", "stream-json"):
+            self.view.pause()
+            self.out.write(json.dumps(result_object(result), ensure_ascii=False) + "\n")
+            self.out.flush()
+            return
+        code = result.get("exit_code")
+        self.view.turn_done(str(result.get("reply") or ""), code if isinstance(code, int) else 1)
 
     def notice(self, text: str, style: str = "yellow") -> None:
-        self._end_line()
-        self.style.line(text, style)
+        """A line that is always shown (a question's context, a wait, a cancel)."""
+        self.view.line(text, style)
+
+    def chat(self, text: str, style: str = "") -> None:
+        """A line that -q and the JSON formats leave out."""
+        if self.chatter:
+            self.view.line(text, style)
 
     # -- events ----------------------------------------------------------
+    def _on_turn_started(self, data: dict[str, Any]) -> None:
+        self._shown_diffs.clear()
+        if self.chatter:
+            self.view.busy("thinking")
+
+    def _on_intent(self, data: dict[str, Any]) -> None:
+        route, label = str(data.get("route", "")), data.get("label")
+        text = f"intent: {route}" + (f" ({label})" if label else "")
+        self.chat(text, INTENT_COLORS.get(route, "bold"))
+
+    def _on_plan(self, data: dict[str, Any]) -> None:
+        steps = data.get("steps") or []
+        self.chat(f"plan ({len(steps)} steps):", "bold")
+        for step in steps:
+            mark = "x" if step.get("done") else " "
+            self.chat(f"  [{mark}] {step.get('index', '?')}. {step.get('text', '')}", "dim")
+
     def _on_text_delta(self, data: dict[str, Any]) -> None:
-        if self.options.output_format != "text" or not self.options.stream_reply:
-            return
-        text = visible(str(data.get("text", "")))
-        self.out.write(text)
-        self.out.flush()
-        self._mid_line = not text.endswith("\n")
+        if self.options.output_format == "text":
+            self.view.reply_delta(str(data.get("text", "")))
+
+    def _on_reasoning_delta(self, data: dict[str, Any]) -> None:
+        if self.chatter:
+            self.view.reasoning_delta(str(data.get("text", "")))
 
     def _on_tool_call(self, data: dict[str, Any]) -> None:
-        if self.options.quiet:
-            return
-        args = str(data.get("arguments", ""))
-        if len(args) > TOOL_ARGS_PREVIEW:
-            args = args[: TOOL_ARGS_PREVIEW - 3] + "..."
-        self.notice(f"* {data.get('name', '?')} {args}", "dim")
+        from .tool_line import tool_line  # only once a tool is called
+
+        name = str(data.get("name", "?"))
+        self.chat(tool_line(name, str(data.get("arguments", ""))), "dim")
+        if self.chatter:
+            self.view.busy(f"running {name}")
+
+    def _on_tool_result(self, data: dict[str, Any]) -> None:
+        if self.chatter:
+            self.view.busy("thinking")
 
     def _on_diff(self, data: dict[str, Any]) -> None:
-        self._end_line()
-        if data.get("new_file"):
-            self.style.line(f"(new file: {data.get('path')})", "cyan")
-        self.style.diff(str(data.get("diff", "")))
+        if self.chatter:
+            self._show_diff(data)
+
+    def _on_approval_requested(self, data: dict[str, Any]) -> None:
+        self.view.pause()
+        self._show_diff(data)
+        self.view.line(str(data.get("summary") or f"change to {data.get('path')}"), "bold")
+
+    def _show_diff(self, data: dict[str, Any]) -> None:
+        path, diff = str(data.get("path", "")), str(data.get("diff", ""))
+        if (path, diff) in self._shown_diffs:
+            return
+        self._shown_diffs.add((path, diff))
+        self.view.diff(diff, path, bool(data.get("new_file")))
+
+    def _on_approval_resolved(self, data: dict[str, Any]) -> None:
+        self.chat(f"[{data.get('decision')} from {data.get('client')}]", "dim")
 
     def _on_check_result(self, data: dict[str, Any]) -> None:
         if data.get("passed"):
-            self.notice("make check passed", "green")
-        else:
-            self.notice(f"make check failed (exit {data.get('exit_code')})", "red")
-
-    def _on_approval_resolved(self, data: dict[str, Any]) -> None:
-        if not self.options.quiet:
-            self.notice(f"[{data.get('decision')} from {data.get('client')}]", "dim")
+            self.chat("make check passed", "green")
+            return
+        self.notice(f"make check failed (exit {data.get('exit_code')})", "red")
+        tail = str(data.get("output") or "").rstrip().split("\n")[-CHECK_OUTPUT_LINES:]
+        for line in tail:
+            self.chat(f"  {line}", "dim")
 
     def _on_turn_queued(self, data: dict[str, Any]) -> None:
         self.notice(f"queued behind the running turn (position {data.get('position')})")
 
     def _on_notice(self, data: dict[str, Any]) -> None:
-        self.notice(str(data.get("message", "")))
+        self.chat(str(data.get("message", "")), "yellow")
 
     def _on_error(self, data: dict[str, Any]) -> None:
         self.notice(f"error: {data.get('message', '')}", "red")
-
-    def _end_line(self) -> None:
-        if self._mid_line:
-            self.out.write("\n")
-            self.out.flush()
-            self._mid_line = False

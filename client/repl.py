@@ -1,94 +1,184 @@
-"""The interactive REPL: submit lines, print the stream, answer approvals.
+"""The interactive REPL: type tasks, watch turns stream, answer approvals.
 
-Built on prompt_toolkit (history in ~/.coding_agent_history). Ctrl-C during a
-turn cancels that turn and stays in the REPL; Ctrl-D leaves, detaching
-without stopping anything that runs.
+The prompt stays open while a turn runs: output is printed above it
+(prompt_toolkit's `patch_stdout`), a line typed meanwhile is submitted and
+queued by the daemon, and an approval request turns the prompt into its
+question. Events are read by `repl_events.EventPump` on a connection of their
+own; the prompt's thread sends requests on another. Ctrl-C cancels the running
+turn (`TurnDriver.cancel`) and stays; Ctrl-D or /quit leaves, detaching
+without stopping anything. History lives in ~/.coding_agent_history.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
-from prompt_toolkit import PromptSession
-from prompt_toolkit.history import FileHistory
+from prompt_toolkit.formatted_text import AnyFormattedText
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
+from prompt_toolkit.patch_stdout import patch_stdout
 
-from coding_harness.protocol import methods
-from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol import errors, methods
+from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
+from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
 
-from . import approval_prompt, exit_codes
+from . import exit_codes
+from .approval_prompt import ANSWERS, QUESTION
 from .args import OneShotOptions
 from .attach import print_history
+from .plain_view import PlainView
 from .printer import PrintOptions, TurnPrinter
+from .repl_completer import DaemonValues, SlashCompleter
+from .repl_events import EventPump, ReplState
+from .repl_prompt import ANSWER, REASON, TASK, ReplPrompt, StatusToolbar
+from .sanitize import VisibleWriter, one_line
 from .session_setup import key_env, open_session, reach_daemon
 from .slash_commands import QUIT, SlashCommands
-from .style import Style, color_wanted
+from .style import Style, color_wanted, is_terminal
 from .turn_driver import TurnDriver
+from .view_protocol import View
+from .views import rich_view
 
 HISTORY_FILE = Path("~/.coding_agent_history")
+KEYS = (
+    "Enter sends · Esc-Enter or a trailing \\ adds a line · Tab completes · "
+    "Ctrl-R searches history · Ctrl-C cancels a turn · Ctrl-D leaves"
+)
+REASON_QUESTION = "Reason for the model (one line): "
+ECHO_WIDTH = 200
 
 
 def run_repl(
-    options: OneShotOptions, *, pt_input: Input | None = None, pt_output: Output | None = None
+    options: OneShotOptions,
+    *,
+    pt_input: Input | None = None,
+    pt_output: Output | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> int:
-    style = Style(sys.stderr, color=color_wanted(sys.stderr, options.plain))
-    conn = reach_daemon(style)
-    if conn is None:
-        return exit_codes.DAEMON_UNREACHABLE
-    with conn:
+    """The REPL; tests pass prompt_toolkit's pipe input and output and their own streams."""
+    with _streams(pt_output, out, err) as (out_stream, err_stream):
+        style = Style(err_stream, color=color_wanted(err_stream, options.plain))
+        conn = reach_daemon(style)
+        if conn is None:
+            return exit_codes.DAEMON_UNREACHABLE
         try:
-            prompt: PromptSession[str] = PromptSession(
-                history=FileHistory(os.fspath(HISTORY_FILE.expanduser())),
-                input=pt_input,
-                output=pt_output,
-            )
-            return _Repl(conn, options, style, prompt).loop()
+            with conn:
+                repl = _Repl(conn, options, style, out_stream, (pt_input, pt_output))
+                return repl.run()
         except DaemonUnreachable as exc:
             style.line(f"harness: {exc}", "red")
             return exit_codes.DAEMON_UNREACHABLE
 
 
+@contextlib.contextmanager
+def _streams(
+    pt_output: Output | None, out: TextIO | None, err: TextIO | None
+) -> Iterator[tuple[TextIO, TextIO]]:
+    """At a terminal, print above the prompt; under test, to the given streams."""
+    if pt_output is not None or out is not None or err is not None:
+        yield out or sys.stdout, err or sys.stderr
+        return
+    with patch_stdout(raw=True):
+        yield sys.stdout, sys.stderr
+
+
 class _Repl:
     def __init__(
-        self, conn: Connection, options: OneShotOptions, style: Style, prompt: PromptSession[str]
+        self,
+        events: Connection,
+        options: OneShotOptions,
+        style: Style,
+        out: TextIO,
+        terminal: tuple[Input | None, Output | None],
     ) -> None:
-        self.conn = conn
-        self.options = options
-        self.style = style
-        self.prompt = prompt
-        # Approval answers are not tasks: they stay out of the history file.
-        self.answers: PromptSession[str] = PromptSession(input=prompt.input, output=prompt.output)
-        info = conn.initialize("harness-repl", __version__)
+        self.options, self.style, self.out = options, style, out
+        info = events.initialize("harness-repl", __version__)
         quiet = OneShotOptions(**{**vars(options), "quiet": True})
-        self.session = open_session(conn, quiet, info, style)
-        printer = TurnPrinter(
-            style, PrintOptions(quiet=options.quiet, stream_reply=True), sys.stdout
+        self.session = open_session(events, quiet, info, style)
+        self.sid = str(self.session["session"])
+        self.conn = connect(events.path)
+        self.conn.initialize("harness-repl", __version__)
+        self.state = ReplState()
+        self.commands = SlashCommands(self.conn, self.sid, style)
+        values = DaemonValues(self.conn, self.sid, str(self.session.get("cwd", "")))
+        rich = terminal[1] is None and not options.plain and is_terminal(out)
+        self.prompt = ReplPrompt(
+            history_path=HISTORY_FILE.expanduser(),
+            completer=SlashCompleter(self.commands.names, values),
+            mode=self._mode,
+            running=lambda: self.state.running is not None,
+            cancel=self._cancel,
+            pt_input=terminal[0],
+            pt_output=terminal[1],
+            animated=rich,
         )
-        self.commands = SlashCommands(conn, self.session["session"], style)
-        self.driver = TurnDriver(conn, self.session["session"], printer, self._answer)
+        self.view = self._rich_view() if rich else PlainView(style, out, stream_reply=True)
+        self.printer = TurnPrinter(self.view, PrintOptions(quiet=options.quiet), out)
+        self.driver = TurnDriver(self.conn, self.sid, self.printer, lambda _: None)
+        self.pump = EventPump(events, self.sid, self._on_event, lambda _: self.prompt.interrupt())
+        self._carry = ""
 
-    def loop(self) -> int:
+    def _rich_view(self) -> View:
+        view = rich_view(self.out, self.style)
+        view.area = StatusToolbar(self.prompt, view.status_lines, view.active)
+        return view
+
+    # -- the loop ------------------------------------------------------------
+    def run(self) -> int:
         if not self.options.quiet:
             self._banner()
-        while True:
+        self.pump.start()
+        try:
+            return self._loop()
+        finally:
+            self.pump.stop()
+            self.view.pause()
+            self.conn.close()
+
+    def _loop(self) -> int:
+        while self.pump.lost is None:
             try:
-                line = self.prompt.prompt("> ").strip()
+                line = self.prompt.read(self._message, default=self._carry)
             except KeyboardInterrupt:
+                self._carry = ""
                 continue
             except EOFError:
-                return exit_codes.OK
-            if not line:
+                break
+            self._carry = ""
+            try:
+                if self._dispatch(self.prompt.accepted_mode, line) == QUIT:
+                    break
+            except KeyboardInterrupt:
                 continue
-            if line.startswith("/"):
-                if self.commands.handle(line) == QUIT:
-                    return exit_codes.OK
-                continue
-            self._submit(line)
+        if self.pump.lost is not None:
+            self.style.line(f"harness: {self.pump.lost}", "red")
+            return exit_codes.DAEMON_UNREACHABLE
+        return self._leave()
+
+    def _dispatch(self, mode: str, line: str) -> str | None:
+        if mode == ANSWER:
+            self._answer(line)
+        elif mode == REASON:
+            self._reason(line)
+        elif line.strip().startswith("/"):
+            return self._slash(line.strip())
+        elif line.strip():
+            self._submit(line.strip())
+        return None
+
+    def _leave(self) -> int:
+        if self.state.running is not None:
+            self.style.line(
+                f"the running turn goes on in the daemon; `harness attach {self.sid}` follows it",
+                "dim",
+            )
+        return exit_codes.OK
 
     def _banner(self) -> None:
         self.style.line(
@@ -96,36 +186,96 @@ class _Repl:
         )
         where = [self.session.get("provider"), self.session.get("model"), self.session["cwd"]]
         self.style.line(" · ".join(str(part) for part in where if part), "dim")
+        self.style.line(KEYS, "dim")
         if self.options.session:
-            self.style.line(f"attached to session {self.session['session']}", "dim")
-            history = self.conn.request(
-                methods.SESSION_HISTORY, {"session": self.session["session"]}
-            )
+            self.style.line(f"attached to session {self.sid}", "dim")
+            history = self.conn.request(methods.SESSION_HISTORY, {"session": self.sid})
             print_history(history["messages"], self.style)
 
+    def _message(self) -> AnyFormattedText:
+        mode = self._mode()
+        if mode == ANSWER:
+            return [("bold", QUESTION)]
+        return REASON_QUESTION if mode == REASON else "> "
+
+    def _mode(self) -> str:
+        if self.state.reason_for is not None:
+            return REASON
+        return ANSWER if self.state.pending() is not None else TASK
+
+    # -- what a line does ------------------------------------------------------
+    def _slash(self, line: str) -> str | None:
+        # Whatever a command prints (a reply, a skill's description) is made visible.
+        safe = cast(TextIO, VisibleWriter(self.out))
+        with contextlib.redirect_stdout(safe):
+            result = self.commands.handle(line)
+            if line.split()[0] == "/help":
+                print(KEYS)
+        return result
+
     def _submit(self, text: str) -> None:
-        submitted = self.conn.request(
-            methods.SESSION_SUBMIT,
-            {
-                "session": self.session["session"],
-                "text": text,
-                "env": key_env(self.session.get("key_env") or []),
-            },
-        )
+        self.state.submitted(text)
+        params = {"session": self.sid, "text": text, "env": key_env(self._key_names())}
         try:
-            finished = self.driver.follow(submitted["turn"])
-        except KeyboardInterrupt:
+            self.conn.request(methods.SESSION_SUBMIT, params)
+        except errors.RpcError as exc:
+            self.printer.notice(exc.message, "red")
+
+    def _key_names(self) -> list[str]:
+        return list(self.session.get("key_env") or [])
+
+    def _answer(self, line: str) -> None:
+        pending = self.state.pending()
+        if pending is None:
+            self.printer.notice("that request was already answered")
             return
-        self.driver.printer.final(finished)
-        code = finished.get("exit_code")
-        if code not in (0, None):
-            self.style.line(f"(turn ended with exit code {code})", "dim")
+        decision = ANSWERS.get(line.strip().lower())
+        if decision is None:
+            self.printer.notice("Please answer y, n or s.", "")
+            if len(line.strip()) > 3:  # a task typed before the question came: keep it
+                self._carry = line
+        elif decision == "skip":
+            self.state.await_reason(pending)
+        else:
+            self._respond(pending, decision, "")
 
-    def _answer(self, request: dict[str, Any]) -> tuple[str, str] | None:
-        def read_line() -> str:
-            try:
-                return self.answers.prompt("") + "\n"
-            except EOFError:
-                return ""
+    def _reason(self, line: str) -> None:
+        pending = self.state.reason_for
+        if pending is not None:
+            self._respond(pending, "skip", line.strip())
 
-        return approval_prompt.ask(self.style, read_line=read_line)
+    def _respond(self, pending: dict[str, Any], decision: str, reason: str) -> None:
+        self.state.resolved(pending.get("request"))
+        self.driver.respond(pending, decision, reason)
+
+    def _cancel(self) -> None:
+        try:
+            self.driver.cancel()
+        except errors.RpcError as exc:
+            self.printer.notice(exc.message, "red")
+        except DaemonUnreachable as exc:
+            self.printer.notice(str(exc), "red")
+
+    # -- events (on the event thread) ------------------------------------------
+    def _on_event(self, kind: str, data: dict[str, Any], note: dict[str, Any]) -> None:
+        if kind == EventKind.TURN_STARTED:
+            text = str(data.get("text") or "")
+            if not self.state.started(str(data.get("turn")), text) and text:
+                # Typed elsewhere (another terminal), or sent by a slash command.
+                self.printer.chat("> " + one_line(text, ECHO_WIDTH), "dim")
+        self.printer.event(kind, data, note)
+        if kind == EventKind.TURN_FINISHED:
+            self.state.finished(str(data.get("turn")))
+            self.printer.final(data)
+            self._report_exit(data.get("exit_code"))
+        elif kind == EventKind.APPROVAL_REQUESTED:
+            self.state.requested(data)
+        elif kind == EventKind.APPROVAL_RESOLVED:
+            self.state.resolved(data.get("request"))
+        self.prompt.wake()
+
+    def _report_exit(self, code: object) -> None:
+        if code == exit_codes.INTERRUPTED:
+            self.printer.notice("(turn cancelled)", "dim")
+        elif code not in (0, None):
+            self.printer.notice(f"(turn ended with exit code {code})", "dim")

@@ -1,15 +1,23 @@
-"""`harness sessions`: one line per session the daemon holds."""
+"""`harness sessions`: the sessions the daemon holds.
+
+At a terminal they form a table (`tables.sessions_table`, rich imported only
+then); into a pipe, one line per session in fixed columns that scripts can
+split on whitespace, with the full session id first.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 from coding_harness.protocol import methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
 from . import exit_codes
+from .sanitize import visible
+from .style import is_terminal
 
 
 def main(argv: list[str]) -> int:
@@ -25,7 +33,16 @@ def main(argv: list[str]) -> int:
         return exit_codes.DAEMON_UNREACHABLE
     if not sessions:
         print("no sessions")
-        return exit_codes.OK
+    elif is_terminal(sys.stdout):
+        from .tables import print_table, sessions_table
+
+        print_table(sessions_table(sessions))
+    else:
+        _print_lines(sessions)
+    return exit_codes.OK
+
+
+def _print_lines(sessions: list[dict[str, Any]]) -> None:
     now = time.time()
     print(
         f"{'SESSION':<24} {'STATE':<8} {'CLIENTS':>7} {'ACTIVE':>7} {'TOKENS':>9} {'COST':>9}  CWD"
@@ -34,15 +51,14 @@ def main(argv: list[str]) -> int:
         usage = s.get("usage") or {}
         tokens = int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
         cost = "unknown" if s.get("cost_usd") is None else f"${float(s['cost_usd']):.4f}"
-        active = _age(now - float(s["last_activity"]))
+        active = age(now - float(s["last_activity"]))
         print(
             f"{s['session']:<24} {s['state']:<8} {s['clients']:>7} {active:>7} "
-            f"{tokens:>9,} {cost:>9}  {s['cwd']}"
+            f"{tokens:>9,} {cost:>9}  {visible(str(s['cwd']))}"
         )
-    return exit_codes.OK
 
 
-def _age(seconds: float) -> str:
+def age(seconds: float) -> str:
     """How long ago, in the largest unit that fits."""
     if seconds < 120:
         return f"{int(seconds)}s"

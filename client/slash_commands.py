@@ -1,7 +1,10 @@
 """The REPL's slash commands, each one line in `/help`.
 
 A command runs before any model call. Those that change the session go
-through the daemon, so every attached terminal sees the result.
+through the daemon, so every attached terminal sees the result. `/summary`,
+`/intent` and `/<skill>` start a turn with submit options: through the
+REPL's `run_turn` when it passes one (its printer, its approvals), otherwise
+through a plain follower that prints the reply.
 """
 
 from __future__ import annotations
@@ -13,18 +16,127 @@ from typing import Any
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
+from coding_harness.protocol.methods import EventKind
 
 from .attach import print_history
+from .sanitize import visible
 from .style import Style
 
 QUIT = "quit"
+ROUTES = ("general", "coding", "hybrid")
+# Submit a turn with these options and follow it: (text, options).
+RunTurn = Callable[[str, dict[str, Any]], None]
 
 
-class SlashCommands:
-    def __init__(self, conn: Connection, session: str, style: Style) -> None:
+class _AgentCommands:
+    """Context, compaction, plans, skills and routes (mixed into `SlashCommands`)."""
+
+    conn: Connection
+    session: str
+    style: Style
+    run_turn: RunTurn
+
+    def _context(self, _: str) -> None:
+        from .tables import render_context_table  # rich stays off the lean path
+
+        data = self.conn.request(methods.SESSION_CONTEXT, {"session": self.session})
+        render_context_table(data)
+        self.style.line(str(data.get("estimate", "")), "dim")
+
+    def _compact(self, _: str) -> None:
+        self.style.line("compacting: the model is summarising the conversation ...", "dim")
+        try:
+            done = self.conn.request(
+                methods.SESSION_COMPACT, {"session": self.session}, timeout=None
+            )
+        except KeyboardInterrupt:
+            self.style.line("the daemon carries on compacting; /context shows the result", "dim")
+            return
+        if not done.get("compacted"):
+            self.style.line("nothing to compact yet", "dim")
+            return
+        self.style.line(
+            f"compacted {done['messages_before']} messages into {done['messages_after']}: "
+            f"about {done['tokens_before']:,} -> {done['tokens_after']:,} tokens (estimated)"
+            + ("" if done.get("summarised") else "; the model gave no summary"),
+            "dim",
+        )
+        self._context("")
+
+    def _plan(self, _: str) -> None:
+        plan = self.conn.request(methods.PLAN_GET, {"session": self.session}).get("plan")
+        if not plan:
+            self.style.line("no plan yet: the agent commits one for work with several steps", "dim")
+            return
+        colors = {"done": "green", "touched": "yellow", "pending": ""}
+        for step in plan["steps"]:
+            files = f"  ({', '.join(step['files'])})" if step["files"] else ""
+            line = f"{step['index']:>2}. [{step['status']}] {step['text']}{files}"
+            self.style.line(line, colors.get(step["status"], ""))
+        self.style.line(
+            f"{plan['done']} done, {plan['touched']} touched, {plan['pending']} pending "
+            f"(from {plan['source']})",
+            "dim",
+        )
+
+    def _skills(self, _: str) -> None:
+        found = self.conn.request(methods.SKILLS_LIST, {"session": self.session})["skills"]
+        if not found:
+            self.style.line("no skills: add one as ~/.agents/skills/NAME/SKILL.md", "dim")
+            return
+        width = max(len(skill["name"]) for skill in found) + 1
+        for skill in found:
+            line = f"/{skill['name']:<{width}} {skill['description']}  [{skill['scope']}]"
+            print(visible(line))
+
+    def _skill(self, name: str, task: str) -> str | None:
+        found = self.conn.request(methods.SKILLS_LIST, {"session": self.session})["skills"]
+        if name[1:] not in {skill["name"] for skill in found}:
+            self.style.line(f"unknown command {name}; /help lists them", "yellow")
+            return None
+        self.run_turn(task or name, {"skill": name[1:]})
+        return None
+
+    def _summary(self, _: str) -> None:
+        self.run_turn("/summary", {"mode": "summary"})
+
+    def _intent(self, argument: str) -> None:
+        route, _, text = argument.partition(" ")
+        if route not in ROUTES or not text.strip():
+            self.style.line("usage: /intent general|coding|hybrid TEXT", "yellow")
+            return
+        self.run_turn(text.strip(), {"route": route})
+
+    def _follow_plainly(self, text: str, options: dict[str, Any]) -> None:
+        """Submit and print the reply; approvals are left to `harness approve`."""
+        params = {"session": self.session, "text": text, "options": options}
+        turn = self.conn.request(methods.SESSION_SUBMIT, params)["turn"]
+        try:
+            while True:
+                note = self.conn.next_notification(timeout=None) or {}
+                event = note.get("params") or {}
+                kind, data = event.get("kind"), event.get("data") or {}
+                if event.get("session") != self.session:
+                    continue
+                if kind == EventKind.APPROVAL_REQUESTED:
+                    self.style.line(f"approval needed: harness approve {self.session}", "yellow")
+                elif kind in (EventKind.NOTICE, EventKind.ERROR):
+                    self.style.line(str(data.get("message", "")), "yellow")
+                elif kind == EventKind.TURN_FINISHED and data.get("turn") == turn:
+                    print(visible(str(data.get("reply", ""))))
+                    return
+        except KeyboardInterrupt:
+            self.conn.request(methods.SESSION_CANCEL, {"session": self.session})
+
+
+class SlashCommands(_AgentCommands):
+    def __init__(
+        self, conn: Connection, session: str, style: Style, run_turn: RunTurn | None = None
+    ) -> None:
         self.conn = conn
         self.session = session
         self.style = style
+        self.run_turn = run_turn or self._follow_plainly
         self._commands: dict[str, tuple[str, Callable[[str], str | None]]] = {
             "/help": ("this list", self._help),
             "/history": ("the conversation so far", self._history),
@@ -41,6 +153,18 @@ class SlashCommands:
                 self._search,
             ),
             "/budget": ("/budget [N]: the session's token budget (0 removes it)", self._budget),
+            "/context": (
+                "the model's context, message by message (tokens estimated)",
+                self._context,
+            ),
+            "/compact": ("replace the conversation with a brief the model writes", self._compact),
+            "/summary": ("the agent reads the source files and summarises them", self._summary),
+            "/skills": ("the skills that /<name> [task] loads", self._skills),
+            "/plan": ("the session's plan, each step checked against the files", self._plan),
+            "/intent": (
+                "/intent general|coding|hybrid TEXT: send TEXT down that route",
+                self._intent,
+            ),
         }
 
     def names(self) -> list[str]:
@@ -51,10 +175,9 @@ class SlashCommands:
         name, _, argument = line.partition(" ")
         name = "/quit" if name == "/exit" else name
         entry = self._commands.get(name)
-        if entry is None:
-            self.style.line(f"unknown command {name}; /help lists them", "yellow")
-            return None
         try:
+            if entry is None:
+                return self._skill(name, argument.strip())
             return entry[1](argument.strip())
         except errors.RpcError as exc:
             self.style.line(exc.message, "red")
@@ -63,6 +186,7 @@ class SlashCommands:
     def _help(self, _: str) -> None:
         for name, (summary, _handler) in sorted(self._commands.items()):
             print(f"{name:<10} {summary}")
+        print("/<skill> [task] runs a task with a skill (see /skills).")
         print("Anything else is a task for the agent. Ctrl-C cancels a running turn.")
 
     def _messages(self) -> list[dict[str, Any]]:
@@ -116,7 +240,8 @@ class SlashCommands:
         listing = self.conn.request(methods.PROVIDER_LIST, {"session": self.session})
         for entry in listing["providers"]:
             mark = "*" if entry.get("name") == listing.get("active") else " "
-            print(f"{mark} {entry.get('name'):<16} {entry.get('model')}  {entry.get('endpoint')}")
+            line = f"{mark} {entry.get('name'):<16} {entry.get('model')}  {entry.get('endpoint')}"
+            print(visible(line))
 
     def _model(self, argument: str) -> None:
         if not argument:
@@ -128,11 +253,9 @@ class SlashCommands:
         self.style.line(f"now using {switched.get('provider')} · {switched.get('model')}", "dim")
 
     def _tokens(self, _: str) -> None:
-        stats = self.conn.request(methods.STATS_GET, {"session": self.session})
-        mine = stats["session"]
-        print("this session: " + _usage_line(mine["usage"], mine["cost_usd"]))
-        for row in stats["daily"][-7:]:
-            print(f"{row['day']} {row['provider']:<14} " + _usage_line(row, row["cost_usd"]))
+        from .tables import render_tokens_table  # rich stays off the lean path
+
+        render_tokens_table(self.conn.request(methods.STATS_GET, {"session": self.session}))
 
     def _configure(self, **change: Any) -> None:
         self.conn.request(methods.SESSION_CONFIGURE, {"session": self.session, **change})
@@ -156,11 +279,3 @@ class SlashCommands:
             self.style.line("usage: /budget N (0 removes the budget)", "yellow")
             return
         self._configure(token_budget=int(argument))
-
-
-def _usage_line(usage: dict[str, Any], cost: float | None) -> str:
-    money = "cost unknown" if cost is None else f"${cost:.4f}"
-    return (
-        f"{usage.get('prompt_tokens', 0):,} prompt ({usage.get('cached_tokens', 0):,} cached), "
-        f"{usage.get('completion_tokens', 0):,} completion, {money}"
-    )

@@ -23,12 +23,27 @@ CODES = {
     "bold": "\x1b[1m",
 }
 
+# The intent label's color, by route.
+INTENT_COLORS = {"coding": "green", "general": "cyan", "hybrid": "yellow"}
+
+
+def no_color_requested() -> bool:
+    """NO_COLOR set to anything but the empty string (https://no-color.org)."""
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
 
 def color_wanted(stream: TextIO, plain: bool) -> bool:
-    if plain or os.environ.get("NO_COLOR"):
+    if plain or no_color_requested():
         return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    return is_terminal(stream)
 
 
 class Style:
@@ -46,13 +61,10 @@ class Style:
         self.stream.write(self.paint(text, style) + "\n")
         self.stream.flush()
 
-    def diff(self, text: str) -> None:
-        for raw in text.splitlines():
-            if raw.startswith(("+++", "---", "@@")):
-                self.line(raw, "cyan")
-            elif raw.startswith("+"):
-                self.line(raw, "green")
-            elif raw.startswith("-"):
-                self.line(raw, "red")
-            else:
-                self.line(raw)
+    def diff(self, text: str, path: str = "") -> None:
+        """A unified diff with line numbers: headers cyan, added green, removed red."""
+        from .diff_lines import numbered_lines  # only when there is a diff to show
+
+        for line, style in numbered_lines(text, path):
+            self.stream.write(self.paint(line, style) + "\n")
+        self.stream.flush()

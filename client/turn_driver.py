@@ -1,14 +1,14 @@
-"""Following one turn from submit to `turn.finished`.
+"""Following one turn from submit to `turn.finished`, and cancelling turns.
 
 Reads the session's events, hands each to the printer, answers approval
 requests through a callback, turns Ctrl-C into `session.cancel` (a second
-Ctrl-C gives up waiting), and returns the `turn.finished` data.
+Ctrl-C gives up waiting), and returns the `turn.finished` data. The REPL,
+which follows events on a thread of its own, uses `cancel` and `respond`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
@@ -16,8 +16,11 @@ from coding_harness.protocol.methods import EventKind
 
 from .printer import TurnPrinter
 
-# Returns (decision, reason), or None when this client cannot answer.
-Answerer = Callable[[dict[str, Any]], tuple[str, str] | None]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    # Returns (decision, reason), or None when this client cannot answer.
+    Answerer = Callable[[dict[str, Any]], tuple[str, str] | None]
 
 
 class TurnDriver:
@@ -33,17 +36,41 @@ class TurnDriver:
 
     def follow(self, turn: str) -> dict[str, Any]:
         """Process events until `turn` finishes; return its `turn.finished` data."""
+        self._cancel_sent = False
         while True:
             try:
                 notification = self.conn.next_notification(timeout=None)
             except KeyboardInterrupt:
-                self._cancel()
+                self._interrupted()
                 continue
             if notification is None:
                 continue
             finished = self._handle(notification, turn)
             if finished is not None:
                 return finished
+
+    def cancel(self, note: str = "cancelling the turn") -> bool:
+        """Ask the daemon to stop the running turn; False when none was running."""
+        self.printer.notice(note, "yellow")
+        result = self.conn.request(methods.SESSION_CANCEL, {"session": self.session})
+        return bool((result or {}).get("cancelled"))
+
+    def respond(self, request: dict[str, Any], decision: str, reason: str = "") -> bool:
+        """Answer an approval request; False (and a notice) when it was already resolved."""
+        try:
+            self.conn.request(
+                methods.APPROVAL_RESPOND,
+                {
+                    "request": request.get("request"),
+                    "decision": decision,
+                    "reason": reason,
+                    "session": self.session,
+                },
+            )
+        except errors.ApprovalNotPending as exc:
+            self.printer.notice(exc.message)
+            return False
+        return True
 
     def _handle(self, notification: dict[str, Any], turn: str) -> dict[str, Any] | None:
         if notification.get("method") != methods.EVENT:
@@ -64,30 +91,17 @@ class TurnDriver:
         try:
             answer = self.answer(data)
         except KeyboardInterrupt:
-            self._cancel()
+            self._interrupted()
             return
         if answer is None:
             self.printer.notice(
                 f"waiting for another client to answer: harness approve {self.session}"
             )
             return
-        decision, reason = answer
-        try:
-            self.conn.request(
-                methods.APPROVAL_RESPOND,
-                {
-                    "request": data.get("request"),
-                    "decision": decision,
-                    "reason": reason,
-                    "session": self.session,
-                },
-            )
-        except errors.ApprovalNotPending as exc:
-            self.printer.notice(str(exc))
+        self.respond(data, *answer)
 
-    def _cancel(self) -> None:
+    def _interrupted(self) -> None:
         if self._cancel_sent:
             raise KeyboardInterrupt
         self._cancel_sent = True
-        self.printer.notice("cancelling the turn (Ctrl-C again to stop waiting)")
-        self.conn.request(methods.SESSION_CANCEL, {"session": self.session})
+        self.cancel("cancelling the turn (Ctrl-C again to stop waiting)")

@@ -1,20 +1,96 @@
-"""The REPL against a real daemon, typed into through prompt_toolkit's pipe input."""
+"""The REPL against a real daemon, typed into through prompt_toolkit's pipe input.
+
+The REPL runs on a thread of the test, exactly as at a terminal: its prompt
+stays open while turns stream, so each test types a line, waits for what it
+should print, then types the next. Its screen is a VT100 output recorded in
+a string; its standard output and error are recording streams.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 import signal
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
+from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from prompt_toolkit.output.vt100 import Vt100_Output
 
 from coding_harness.client.args import OneShotOptions
 from coding_harness.client.repl import run_repl
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import start_daemon
+from tests.support.processes import client, start_daemon
+
+WAIT = 15.0
+
+
+class Recorder(io.StringIO):
+    """A text stream two threads may write and read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            return super().write(text)
+
+    def text(self) -> str:
+        with self._lock:
+            return self.getvalue()
+
+
+class ReplRun:
+    """A REPL on a thread: `type` into it, `wait_for` what it prints, `finish` it."""
+
+    def __init__(self, options: OneShotOptions) -> None:
+        self.out, self.err, self.screen = Recorder(), Recorder(), Recorder()
+        self._pipe_cm = create_pipe_input()
+        self.pipe = self._pipe_cm.__enter__()
+        output = Vt100_Output(self.screen, lambda: Size(rows=30, columns=120), enable_cpr=False)
+        self.code: int | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(options, output), name="repl", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, options: OneShotOptions, output: Vt100_Output) -> None:
+        self.code = run_repl(
+            options, pt_input=self.pipe, pt_output=output, out=self.out, err=self.err
+        )
+
+    def type(self, text: str) -> None:
+        self.pipe.send_text(text)
+
+    def wait_for(self, text: str, where: str = "out", timeout: float = WAIT) -> None:
+        stream = {"out": self.out, "err": self.err, "screen": self.screen}[where]
+        wait_until(lambda: text in stream.text(), f"{text!r} on {where}", timeout, self)
+
+    def finish(self, text: str = "/quit\n") -> int:
+        if text:
+            self.type(text)
+        self._thread.join(WAIT)
+        self._pipe_cm.__exit__(None, None, None)
+        assert not self._thread.is_alive(), "the REPL did not leave"
+        assert self.code is not None
+        return self.code
+
+
+def wait_until(
+    check: Callable[[], bool], what: str, timeout: float = WAIT, run: ReplRun | None = None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            shown = f"\nout: {run.out.text()!r}\nerr: {run.err.text()!r}" if run else ""
+            raise AssertionError(f"timed out waiting for {what}{shown}")
+        time.sleep(0.02)
 
 
 @pytest.fixture
@@ -30,30 +106,46 @@ def repl_env(
     process.wait(timeout=10)
 
 
+@pytest.fixture
+def repl(calc_project, repl_env) -> Iterator[Callable[..., ReplRun]]:
+    runs: list[ReplRun] = []
+
+    def start(**options: object) -> ReplRun:
+        run = ReplRun(OneShotOptions(cwd=str(calc_project), plain=True, **options))
+        runs.append(run)
+        return run
+
+    yield start
+    for run in runs:  # a failed test must not leave a REPL reading its pipe
+        run.pipe.close()
+
+
+def user_messages(model: FakeModelServer) -> list[str]:
+    return [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"]
+
+
 def test_repl_submits_answers_approval_and_quits(
-    sandbox: Sandbox,
-    model: FakeModelServer,
-    calc_project,
-    repl_env,
-    capsys: pytest.CaptureFixture[str],
+    sandbox: Sandbox, model: FakeModelServer, calc_project, repl
 ) -> None:
     model.add(
         Reply(content="Hello there."),
         Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
         Reply(content="Fixed it."),
     )
-    with create_pipe_input() as pipe:
-        pipe.send_text("/help\nsay hi\nfix calc\ny\n/quit\n")
-        code = run_repl(
-            OneShotOptions(cwd=str(calc_project), plain=True),
-            pt_input=pipe,
-            pt_output=DummyOutput(),
-        )
-    out, err = capsys.readouterr()
-    assert code == 0
-    assert "/quit" in out  # the help text
-    assert "Hello there." in out and "Fixed it." in out
-    assert "+    return a + b" in err
+    run = repl()
+    run.type("/help\n")
+    run.wait_for("/quit")  # the help text
+    run.type("say hi\n")
+    run.wait_for("Hello there.")
+    run.type("/context\n")
+    run.wait_for("context:")  # a table: one row per message
+    assert "assistant" in run.out.text()
+    run.type("fix calc\n")
+    run.wait_for("Apply this change?", "screen")
+    assert "+    return a + b" in run.err.text()
+    run.type("y\n")
+    run.wait_for("Fixed it.")
+    assert run.finish() == 0
     assert (calc_project / "calc.py").read_text() == FIXED
     history = (sandbox.home / ".coding_agent_history").read_text()
     assert "say hi" in history and "fix calc" in history
@@ -69,45 +161,68 @@ def test_repl_end_of_input_leaves_cleanly(sandbox: Sandbox, calc_project, repl_e
         )
 
 
-def test_save_reset_load_and_history(
-    sandbox: Sandbox,
-    model: FakeModelServer,
-    calc_project,
-    repl_env,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_save_reset_load_and_history(sandbox: Sandbox, model: FakeModelServer, repl) -> None:
     model.add(Reply(content="The word is kumquat."), Reply(content="Still kumquat."))
     saved = sandbox.root / "conversation.json"
     broken = sandbox.root / "broken.json"
     broken.write_text('{"messages": [{"role": "wizard"}]}')
-    script = (
-        "remember kumquat\n"
-        f"/save {saved}\n"
-        "/reset\n"
-        "/history\n"
-        f"/load {broken}\n"
-        f"/load {saved}\n"
-        "/history\n"
-        "what was it?\n"
-        "/quit\n"
-    )
-    with create_pipe_input() as pipe:
-        pipe.send_text(script)
-        code = run_repl(
-            OneShotOptions(cwd=str(calc_project), plain=True),
-            pt_input=pipe,
-            pt_output=DummyOutput(),
-        )
-    _out, err = capsys.readouterr()
-    assert code == 0
+    run = repl()
+    run.type("remember kumquat\n")
+    run.wait_for("The word is kumquat.")
+    run.type(f"/save {saved}\n/reset\n/history\n/load {broken}\n/load {saved}\n/history\n")
+    run.wait_for("loaded 2 messages", "err")
+    run.type("what was it?\n")
+    run.wait_for("Still kumquat.")
+    assert run.finish() == 0
+    err = run.err.text()
     saved_messages = json.loads(saved.read_text())["messages"]
     assert [m["role"] for m in saved_messages] == ["user", "assistant"]
     assert "conversation cleared" in err and "(no messages yet)" in err
     assert "history not loaded: message 0" in err  # the bad file is refused...
     assert "loaded 2 messages" in err  # ...and the good one accepted
     assert err.count("> remember kumquat") == 1  # /history after the load shows it
-    sent = model.requests[-1]["messages"]
-    assert [m["content"] for m in sent if m["role"] == "user"] == [
-        "remember kumquat",
-        "what was it?",
-    ]
+    assert user_messages(model) == ["remember kumquat", "what was it?"]
+
+
+def test_skip_asks_for_the_reason_and_sends_it(
+    sandbox: Sandbox, model: FakeModelServer, calc_project, repl
+) -> None:
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
+        Reply(content="Understood."),
+    )
+    run = repl()
+    run.type("fix calc\n")
+    run.wait_for("Apply this change?", "screen")
+    run.type("s\n")
+    run.wait_for("Reason for the model", "screen")
+    run.type("add a docstring too\n")
+    run.wait_for("Understood.")
+    assert run.finish() == 0
+    results = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert any("add a docstring too" in result for result in results)
+    assert "add a docstring too" not in (sandbox.home / ".coding_agent_history").read_text()
+
+
+def test_an_approval_answered_elsewhere_withdraws_the_question(
+    sandbox: Sandbox, model: FakeModelServer, calc_project, repl
+) -> None:
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
+        Reply(content="Left it alone."),
+        Reply(content="Hi again."),
+    )
+    run = repl()
+    run.type("fix calc\n")
+    run.wait_for("Apply this change?", "screen")
+    with client(sandbox.socket, "other") as other:
+        [listed] = other.request("session.list")["sessions"]
+        other.request("session.attach", {"session": listed["session"]})  # sends what is pending
+        pending = other.next_notification(timeout=5) or {}
+        request = pending["params"]["data"]["request"]
+        other.request("approval.respond", {"request": request, "decision": "no"})
+        run.wait_for("Left it alone.")
+    run.type("say hi\n")  # a task again, not an answer
+    run.wait_for("Hi again.")
+    assert run.finish() == 0
+    assert "[no from" in run.err.text() and (calc_project / "calc.py").read_text() == BUGGY

@@ -9,17 +9,62 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("prompt_toolkit", "rich", "httpx", "jsonrpcserver", "coding_harness.daemon")
+LEAN = (
+    "coding_harness.client.cli",
+    "coding_harness.client.oneshot",
+    "coding_harness.client.views",
+    "coding_harness.client.plain_view",
+    "coding_harness.client.printer",
+    "coding_harness.client.diff_lines",
+    "coding_harness.client.tool_line",
+    "coding_harness.client.approval_prompt",
+    "coding_harness.client.daemon_control",
+    "coding_harness.client.sessions_list",
+    "coding_harness.client.completions",
+    "coding_harness.client.completion_scripts",
+)
+
+
+def loaded_after(code: str) -> list[str]:
+    probe = f"import sys\n{code}\nprint(sorted(m for m in sys.modules if m.startswith({HEAVY!r})))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return list(ast.literal_eval(out.stdout.strip()))
 
 
 def test_oneshot_path_imports_nothing_heavy() -> None:
+    assert loaded_after("\n".join(f"import {module}" for module in LEAN)) == []
+
+
+def test_plain_rendering_and_argument_parsing_import_nothing_heavy() -> None:
     code = (
-        "import sys\n"
-        "import coding_harness.client.cli, coding_harness.client.oneshot\n"
-        "import coding_harness.client.daemon_control, coding_harness.client.sessions_list\n"
-        f"print(sorted(m for m in sys.modules if m.startswith({HEAVY!r})))\n"
+        "import io\n"
+        "from coding_harness.client.args import parse_oneshot, OneShotOptions\n"
+        "from coding_harness.client.style import Style\n"
+        "from coding_harness.client.views import oneshot_view\n"
+        "from coding_harness.client.printer import PrintOptions, TurnPrinter\n"
+        "options = parse_oneshot(['-q', '-p', 'hi'])\n"
+        "out = io.StringIO()\n"
+        "view = oneshot_view(options, Style(out), out)\n"
+        "printer = TurnPrinter(view, PrintOptions(), out)\n"
+        "printer.event('tool.call', {'name': 'x', 'arguments': '{}'}, {})\n"
+        "printer.event('diff', {'path': 'a', 'diff': '@@ -1 +1 @@\\n-a\\n+b\\n'}, {})\n"
+        "printer.final({'reply': 'ok', 'exit_code': 0})\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert loaded_after(code) == []
+
+
+def test_the_rich_view_is_chosen_only_for_a_terminal() -> None:
+    code = (
+        "import io\n"
+        "from coding_harness.client.args import OneShotOptions\n"
+        "from coding_harness.client.style import Style\n"
+        "from coding_harness.client.views import oneshot_view\n"
+        "class Tty(io.StringIO):\n"
+        "    def isatty(self): return True\n"
+        "view = oneshot_view(OneShotOptions(), Style(io.StringIO()), Tty())\n"
+        "assert type(view).__name__ == 'RichView', view\n"
+    )
+    assert "rich" in loaded_after(code)
 
 
 def _imports(folder: str) -> set[str]:

@@ -1,0 +1,82 @@
+"""The lean view: plain text, ANSI colors on standard error when wanted.
+
+Used off a terminal, under --plain/--no-color and for the JSON formats, so
+the one-shot path never imports rich. With `stream_reply` the reply is written
+as it arrives (the REPL); without, it is written once when the turn ends,
+exactly as the model wrote it apart from neutralised control characters, so
+scripts can read it. Reasoning goes to standard error, dimmed, apart from the
+reply.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from .sanitize import visible
+from .style import Style
+
+
+class PlainView:
+    def __init__(self, style: Style, out: TextIO, *, stream_reply: bool) -> None:
+        self.style = style
+        self.out = out
+        self.stream_reply = stream_reply
+        self._out_mid_line = False
+        self._err_mid_line = False
+        self._streamed = False
+
+    def busy(self, label: str) -> None:
+        """No spinner here: nothing to animate off a terminal."""
+
+    def reply_delta(self, text: str) -> None:
+        if not self.stream_reply or not text:
+            return
+        self._end_err_line()
+        self.out.write(visible(text))
+        self.out.flush()
+        self._out_mid_line = not text.endswith("\n")
+        self._streamed = True
+
+    def reasoning_delta(self, text: str) -> None:
+        if not text:
+            return
+        self._end_out_line()
+        self.style.stream.write(self.style.paint(text, "dim"))
+        self.style.stream.flush()
+        self._err_mid_line = not text.endswith("\n")
+
+    def line(self, text: str, style: str = "") -> None:
+        self.pause()
+        self.style.line(text, style)
+
+    def diff(self, diff: str, path: str, new_file: bool) -> None:
+        self.pause()
+        if new_file:
+            self.style.line(f"(new file: {path})", "cyan")
+        self.style.diff(diff, path)
+
+    def pause(self) -> None:
+        self._end_out_line()
+        self._end_err_line()
+
+    def turn_done(self, reply: str, exit_code: int) -> None:
+        self._end_err_line()
+        show_whole = not self.stream_reply or (not self._streamed and exit_code == 0)
+        if show_whole and reply:
+            self.out.write(visible(reply) + ("" if reply.endswith("\n") else "\n"))
+        else:
+            self._end_out_line()
+        self.out.flush()
+        self._streamed = False
+
+    def _end_out_line(self) -> None:
+        if self._out_mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self._out_mid_line = False
+
+    def _end_err_line(self) -> None:
+        if self._err_mid_line:
+            self.style.stream.write("\n")
+            self.style.stream.flush()
+            self._err_mid_line = False

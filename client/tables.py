@@ -1,0 +1,164 @@
+"""Tables for the REPL's `/context` and `/tokens`, and for `harness sessions`.
+
+Each `*_table` builds a rich `Table` whose cells are `Text` made `visible`,
+so a message preview cannot inject markup or escapes; each `render_*` prints
+one to a stream (standard output by default), colored only when that stream
+is a terminal and NO_COLOR is unset. rich is imported here, so callers on a
+lean path import this module only when they print a table.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .sanitize import one_line
+from .sessions_list import age
+from .style import is_terminal, no_color_requested
+
+PREVIEW = 60
+DAYS = 7
+
+
+def render_context_table(
+    data: Mapping[str, Any], out: TextIO | None = None, *, color: bool | None = None
+) -> None:
+    """Print `session.context`'s answer: one row per message, then the total."""
+    print_table(context_table(data), out, color=color)
+
+
+def render_tokens_table(
+    stats: Mapping[str, Any], out: TextIO | None = None, *, color: bool | None = None
+) -> None:
+    """Print `stats.get`'s answer: this session, then the last days per provider."""
+    print_table(tokens_table(stats), out, color=color)
+
+
+def print_table(table: Table, out: TextIO | None = None, *, color: bool | None = None) -> None:
+    stream = out or sys.stdout
+    if color is None:
+        color = is_terminal(stream) and not no_color_requested()
+    console = Console(
+        file=stream,
+        force_terminal=True if color else None,
+        no_color=not color,
+        markup=False,
+        emoji=False,
+        highlight=False,
+    )
+    console.print(table)
+
+
+def context_table(data: Mapping[str, Any]) -> Table:
+    total, limit = _int(data.get("total_tokens")), data.get("context_limit")
+    share = f" of {_int(limit):,} ({total / _int(limit):.0%})" if _int(limit) else ""
+    table = _table(f"context: {total:,} tokens{share}")
+    table.add_column("#", justify="right", no_wrap=True, min_width=3)
+    table.add_column("role", no_wrap=True, min_width=9)
+    for name in ("tokens", "chars"):
+        table.add_column(name, justify="right", no_wrap=True, min_width=7)
+    table.add_column("preview", overflow="ellipsis", no_wrap=True, ratio=1)
+    for message in data.get("messages") or []:
+        table.add_row(
+            _cell(message.get("index", "")),
+            _cell(message.get("role", ""), _role_style(str(message.get("role", "")))),
+            _cell(f"{_int(message.get('tokens')):,}"),
+            _cell(f"{_int(message.get('chars')):,}"),
+            _cell(one_line(str(message.get("preview") or ""), PREVIEW), "dim"),
+        )
+    return table
+
+
+def tokens_table(stats: Mapping[str, Any]) -> Table:
+    table = _table("tokens and cost")
+    table.add_column("", no_wrap=True, min_width=12)
+    table.add_column("provider", no_wrap=True)
+    for name in ("prompt", "cached", "completion", "cost"):
+        table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
+    mine = stats.get("session")
+    if isinstance(mine, Mapping):
+        usage = mine.get("usage") or {}
+        table.add_row(*_usage_cells("this session", "", usage, mine.get("cost_usd")), style="bold")
+    for row in list(stats.get("daily") or [])[-DAYS:]:
+        table.add_row(
+            *_usage_cells(row.get("day", ""), row.get("provider", ""), row, row.get("cost_usd"))
+        )
+    return table
+
+
+def sessions_table(sessions: Iterable[Mapping[str, Any]], now: float | None = None) -> Table:
+    """`harness sessions` at a terminal: the full id, its folder dimmed on the line below."""
+    now = time.time() if now is None else now
+    sessions = list(sessions)
+    table = _table("")
+    table.leading = 1
+    longest = max((len(str(s.get("session", ""))) for s in sessions), default=8)
+    table.add_column("session / folder", overflow="fold", min_width=longest, ratio=1)
+    for name in ("state", "clients", "active", "tokens", "cost"):
+        right = name != "state"
+        table.add_column(name, justify="right" if right else "left", no_wrap=True)
+    for s in sessions:
+        usage = s.get("usage") or {}
+        tokens = _int(usage.get("prompt_tokens")) + _int(usage.get("completion_tokens"))
+        state = str(s.get("state", ""))
+        where = Text(one_line(str(s.get("session", ""))), style="bold")
+        where.append("\n" + one_line(str(s.get("cwd", ""))), style="dim")
+        table.add_row(
+            where,
+            _cell(state, {"running": "green", "waiting": "yellow"}.get(state, "")),
+            _cell(s.get("clients", 0)),
+            _cell(age(now - float(s.get("last_activity") or now))),
+            _cell(f"{tokens:,}"),
+            _cell(money(s.get("cost_usd"))),
+        )
+    return table
+
+
+def money(cost: object) -> str:
+    return f"${float(cost):.4f}" if isinstance(cost, int | float) else "unknown"
+
+
+def _table(title: str) -> Table:
+    return Table(
+        title=Text(title, style="bold") if title else None,
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        header_style="bold",
+    )
+
+
+def _usage_cells(
+    label: object, provider: object, usage: Mapping[str, Any], cost: object
+) -> list[Text]:
+    return [
+        _cell(label),
+        _cell(provider),
+        _cell(f"{_int(usage.get('prompt_tokens')):,}"),
+        _cell(f"{_int(usage.get('cached_tokens')):,}"),
+        _cell(f"{_int(usage.get('completion_tokens')):,}"),
+        _cell(money(cost)),
+    ]
+
+
+def _cell(value: object, style: str = "") -> Text:
+    return Text(one_line(str(value)), style=style)
+
+
+def _role_style(role: str) -> str:
+    return {"user": "bold", "assistant": "cyan", "tool": "dim", "system": "yellow"}.get(role, "")
+
+
+def _int(value: object) -> int:
+    if isinstance(value, int | float | str):
+        try:
+            return int(value)
+        except ValueError:
+            return 0
+    return 0
