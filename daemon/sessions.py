@@ -23,6 +23,7 @@ from .connection import Connection, encode_safely
 from .seams import JSONObject, Usage
 
 if TYPE_CHECKING:
+    from .agent.fingerprint import Fingerprinter
     from .store import Store
 
 # Deltas are many and small; memory keeps this many events per session.
@@ -89,6 +90,8 @@ class Session:
     events: list[Event] = field(default_factory=list)
     pending_events: list[PendingEvent] = field(default_factory=list)
     store: Store | None = field(default=None, repr=False)
+    # The workspace fingerprinter, kept across turns so each turn starts warm.
+    progress_probe: Fingerprinter | None = field(default=None, repr=False)
     first_seq: int = 1
 
     def __post_init__(self) -> None:

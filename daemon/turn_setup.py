@@ -19,7 +19,7 @@ from pathlib import Path
 
 from coding_harness.protocol.methods import EventKind
 
-from .agent.fingerprint import workspace_probe
+from .agent.fingerprint import Fingerprinter, workspace_probe
 from .agent.loop import AgentLoop, ContextKeeper, LoopSettings
 from .agent.prompts import project_instructions, system_prompt
 from .compaction import Compactor, context_limit
@@ -100,6 +100,13 @@ def model_for(session: Session, profile: ProviderProfile, pool: ProviderPool) ->
     return with_retries(pool.model_for(profile, api_key(session, profile)), profile.retry, session)
 
 
+def _probe(session: Session) -> Fingerprinter:
+    """The session's fingerprinter: its cached folder listings make later walks cheap."""
+    if session.progress_probe is None:
+        session.progress_probe = workspace_probe(session.cwd)
+    return session.progress_probe
+
+
 def build_loop(
     *,
     session: Session,
@@ -131,7 +138,7 @@ def build_loop(
             stall_limit=0 if request.dry_run or request.kind.mode else config.agent.stall_limit,
         ),
         on_usage=on_usage,
-        progress_probe=workspace_probe(session.cwd),
+        progress_probe=_probe(session),
         session_tokens=session_tokens,
         context_keeper=keeper,
         spend_check=spend_check,

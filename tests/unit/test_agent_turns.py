@@ -288,5 +288,23 @@ def test_listening_ports_are_left_out_when_the_system_refuses(
         raise psutil.AccessDenied()
 
     monkeypatch.setattr(psutil, "net_connections", refuse)
+    monkeypatch.setattr(services, "_PROC_TABLES", (Path("/nonexistent/tcp"),))
+    monkeypatch.setattr(services, "_last_ports", (float("-inf"), []))
     assert services.listening_ports() == []
     assert services.describe([], []) == ""
+
+
+def test_listening_ports_read_from_proc_tables_and_reused_briefly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = tmp_path / "tcp"
+    table.write_text(
+        "  sl  local_address rem_address   st tx_queue rx_queue\n"
+        "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000\n"  # 127.0.0.1:8080 LISTEN
+        "   1: 0100007F:D431 0100007F:1F90 01 00000000:00000000\n"  # an established one
+    )
+    monkeypatch.setattr(services, "_PROC_TABLES", (table, tmp_path / "tcp6-absent"))
+    monkeypatch.setattr(services, "_last_ports", (float("-inf"), []))
+    assert services.listening_ports() == [8080]
+    table.write_text(table.read_text().replace("1F90 00000000:0000 0A", "1F91 00000000:0000 0A"))
+    assert services.listening_ports() == [8080]  # within the time-to-live: reused
