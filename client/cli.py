@@ -5,6 +5,7 @@ Imports stay lean: the REPL (prompt_toolkit) is imported only when it runs.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 from . import exit_codes
@@ -45,34 +46,19 @@ def main(argv: list[str] | None = None) -> int:
     return run(options, prompt)
 
 
+# Each subcommand's module (imported only when used) exposes main(argv) -> int.
+_SUBCOMMAND_MODULES = {
+    "daemon": "daemon_control",
+    "sessions": "sessions_list",
+    "attach": "attach",
+    "approve": "approve",
+    "trust": "trust",
+    "doctor": "doctor",
+    "completions": "completions",
+}
+
+
 def _subcommand(name: str, rest: list[str]) -> int:
-    if name == "daemon":
-        from .daemon_control import main as daemon_main
-
-        return daemon_main(rest)
-    if name == "sessions":
-        from .sessions_list import main as sessions_main
-
-        return sessions_main(rest)
-    if name == "attach":
-        from .attach import main as attach_main
-
-        return attach_main(rest)
-    if name == "approve":
-        from .approve import main as approve_main
-
-        return approve_main(rest)
-    if name == "trust":
-        from .trust import main as trust_main
-
-        return trust_main(rest)
-    if name == "doctor":
-        from .doctor import main as doctor_main
-
-        return doctor_main(rest)
-    if name == "completions":
-        from .completions import main as completions_main
-
-        return completions_main(rest)
-    print(f"harness {name}: not available in this version yet", file=sys.stderr)
-    return exit_codes.BAD_ARGUMENTS
+    module = importlib.import_module(f"{__package__}.{_SUBCOMMAND_MODULES[name]}")
+    code: int = module.main(rest)
+    return code

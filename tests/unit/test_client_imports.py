@@ -103,3 +103,14 @@ def test_version_matches_pyproject() -> None:
     from coding_harness.protocol.version import __version__
 
     assert f'version = "{__version__}"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_every_subcommand_has_a_module_with_main() -> None:
+    import importlib
+
+    from coding_harness.client import cli
+    from coding_harness.client.args import SUBCOMMANDS
+
+    assert set(cli._SUBCOMMAND_MODULES) == set(SUBCOMMANDS)
+    for module in cli._SUBCOMMAND_MODULES.values():
+        assert callable(importlib.import_module(f"coding_harness.client.{module}").main)
