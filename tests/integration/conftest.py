@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.fake_model_server import FakeModelServer
-from tests.support.processes import stop_daemon
+from tests.support.processes import start_daemon, stop_daemon
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -83,3 +85,12 @@ def calc_project(sandbox: Sandbox) -> Path:
         f"\t{sys.executable} -c 'import calc; assert calc.add(2, 3) == 5, \"add is wrong\"'\n"
     )
     return sandbox.workspace
+
+
+@pytest.fixture
+def daemon(sandbox: Sandbox) -> Iterator[subprocess.Popen[bytes]]:
+    """A daemon on the sandbox's socket; it reads the config at each session and turn."""
+    process = start_daemon(sandbox.socket, sandbox.env)
+    yield process
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=10)

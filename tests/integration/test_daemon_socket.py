@@ -11,8 +11,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from coding_harness.protocol import errors
 from tests.integration.conftest import Sandbox
 from tests.support.processes import client, daemon_pid, start_daemon
@@ -41,14 +39,6 @@ def send(sock: socket.socket, payload: bytes) -> dict:
 
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":1,"capabilities":{}}}\n'
 STATUS = b'{"jsonrpc":"2.0","id":9,"method":"daemon.status"}\n'
-
-
-@pytest.fixture
-def daemon(sandbox: Sandbox):
-    process = start_daemon(sandbox.socket, sandbox.env)
-    yield process
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=10)
 
 
 def test_socket_and_folder_are_private_even_with_open_umask(sandbox: Sandbox) -> None:

@@ -16,20 +16,14 @@ import pytest
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, start_daemon
+from tests.support.processes import client, start_daemon, wait_for_event
 
 
 def db_path(sandbox: Sandbox) -> Path:
     return sandbox.root / "state" / "coding-harness" / "sessions.db"
 
 
-def wait_for(conn: Connection, kind: str, timeout: float = 20) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        note = conn.next_notification(timeout=deadline - time.monotonic())
-        if note and note["params"]["kind"] == kind:
-            return note["params"]
-    raise AssertionError(f"no {kind} event within {timeout} s")
+wait_for = wait_for_event
 
 
 def new_session(conn: Connection, cwd: Path) -> str:

@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
 
 import pytest
 
@@ -14,15 +13,7 @@ from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, start_daemon
-
-
-@pytest.fixture
-def daemon(sandbox: Sandbox, model: FakeModelServer):
-    process = start_daemon(sandbox.socket, sandbox.env)
-    yield process
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=10)
+from tests.support.processes import client, wait_for_event
 
 
 def open_session(conn: Connection, cwd: str) -> str:
@@ -31,13 +22,7 @@ def open_session(conn: Connection, cwd: str) -> str:
     return session
 
 
-def wait_for(conn: Connection, kind: str, timeout: float = 20) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        note = conn.next_notification(timeout=deadline - time.monotonic())
-        if note and note["params"]["kind"] == kind:
-            return note["params"]
-    raise AssertionError(f"no {kind} event within {timeout} s")
+wait_for = wait_for_event
 
 
 def test_two_clients_see_the_approval_first_answer_wins(

@@ -11,20 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, run_harness, start_daemon
-
-
-@pytest.fixture
-def daemon(sandbox: Sandbox, model: FakeModelServer):
-    process = start_daemon(sandbox.socket, sandbox.env)
-    yield process
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=10)
 
 
 def events_until_finished(conn: Connection, timeout: float = 20) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -107,3 +108,17 @@ def run_harness(
         text=True,
         timeout=timeout,
     )
+
+
+def wait_for_event(
+    conn: Connection, kind: str, timeout: float = 20, **match: Any
+) -> dict[str, Any]:
+    """The next event of `kind` (whose data has the `match` values), or AssertionError."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        note = conn.next_notification(timeout=deadline - time.monotonic())
+        params = note["params"] if note else {}
+        data = params.get("data") or {}
+        if params.get("kind") == kind and all(data.get(k) == v for k, v in match.items()):
+            return dict(params)
+    raise AssertionError(f"no {kind} event within {timeout} s")
