@@ -53,7 +53,7 @@ def _failed(options: OneShotOptions, code: int, session: str | None = None) -> i
 
 
 def _run(conn: Connection, options: OneShotOptions, prompt: str, style: Style) -> int:
-    info = conn.initialize("harness", __version__)
+    info = conn.initialize("harness", __version__, notices=True)
     session = open_session(conn, options, info, style)
     view = oneshot_view(options, style, sys.stdout)
     printer = TurnPrinter(

@@ -98,7 +98,7 @@ class _Repl:
         terminal: tuple[Input | None, Output | None],
     ) -> None:
         self.options, self.style, self.out = options, style, out
-        info = events.initialize("harness-repl", __version__)
+        info = events.initialize("harness-repl", __version__, notices=True)
         quiet = OneShotOptions(**{**vars(options), "quiet": True})
         self.session = open_session(events, quiet, info, style)
         self.sid = str(self.session["session"])

@@ -39,6 +39,8 @@ def open_session(
 ) -> dict[str, Any]:
     """Join `--session`, or create a session for the workspace; print the route line."""
     warn_version_skew(info, style)
+    if info.get("notice"):
+        style.line(f"harnessd: {info['notice']}", "yellow")
     if options.session:
         summary: dict[str, Any] = conn.request(methods.SESSION_ATTACH, {"session": options.session})
         return {**summary, "key_env": info.get("key_env", [])}

@@ -26,11 +26,13 @@ def main(argv: list[str]) -> int:
         return exit_codes.BAD_ARGUMENTS
     try:
         with connect(paths.socket_path()) as conn:
-            conn.initialize("harness-sessions", __version__, approvals=False)
+            hello = conn.initialize("harness-sessions", __version__, approvals=False, notices=True)
             sessions = conn.request(methods.SESSION_LIST)["sessions"]
     except DaemonUnreachable as exc:
         print(f"harness: cannot reach the daemon: {exc}", file=sys.stderr)
         return exit_codes.DAEMON_UNREACHABLE
+    if hello.get("notice"):
+        print(f"harnessd: {hello['notice']}", file=sys.stderr)
     if not sessions:
         print("no sessions")
     elif is_terminal(sys.stdout):

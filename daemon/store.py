@@ -10,10 +10,8 @@ on.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -21,39 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-log = logging.getLogger(__name__)
+from .store_open import open_database, transaction
 
-SCHEMA_VERSION = 1
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY, cwd TEXT NOT NULL, provider TEXT, model TEXT,
-    created_at REAL NOT NULL, last_activity REAL NOT NULL, closed INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS messages (
-    session_id TEXT NOT NULL, idx INTEGER NOT NULL, body TEXT NOT NULL,
-    PRIMARY KEY (session_id, idx)
-);
-CREATE TABLE IF NOT EXISTS events (
-    session_id TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
-    at REAL NOT NULL, PRIMARY KEY (session_id, seq)
-);
-CREATE TABLE IF NOT EXISTS turns (
-    id TEXT NOT NULL, session_id TEXT NOT NULL, text TEXT NOT NULL, state TEXT NOT NULL,
-    exit_code INTEGER, started_at REAL NOT NULL, finished_at REAL,
-    PRIMARY KEY (session_id, id)
-);
-CREATE TABLE IF NOT EXISTS approvals (
-    id TEXT NOT NULL, session_id TEXT NOT NULL, kind TEXT NOT NULL, path TEXT NOT NULL,
-    requested_at REAL NOT NULL, decision TEXT, reason TEXT, client TEXT, resolved_at REAL,
-    PRIMARY KEY (session_id, id)
-);
-CREATE TABLE IF NOT EXISTS usage (
-    session_id TEXT NOT NULL, turn TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
-    prompt_tokens INTEGER NOT NULL, cached_tokens INTEGER NOT NULL,
-    completion_tokens INTEGER NOT NULL, cost_usd REAL, day TEXT NOT NULL, at REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS usage_by_day ON usage (day, provider);
-"""
+log = logging.getLogger(__name__)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -86,38 +54,7 @@ class UsageRow:
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.notice: str | None = None
-        self._db = self._open()
-
-    # -- opening ---------------------------------------------------------
-    def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        try:
-            return self._connect()
-        except sqlite3.DatabaseError as exc:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-            log.error("session store %s is unusable (%s); moved to %s", self.path, exc, aside)
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    Path(f"{self.path}{suffix}").rename(f"{aside}{suffix}")
-            self.notice = f"the session store was damaged and moved to {aside}; starting afresh"
-            return self._connect()
-
-    def _connect(self) -> sqlite3.Connection:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        os.close(fd)
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA foreign_keys=ON")
-            if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                raise sqlite3.DatabaseError("integrity check failed")
-            db.executescript(f"BEGIN;{SCHEMA}PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
+        self._db, self.notice = open_database(path)
 
     def close(self) -> None:
         self._db.close()
@@ -126,7 +63,7 @@ class Store:
     def create_session(
         self, *, id: str, cwd: str, provider: str | None, model: str | None, created_at: float
     ) -> None:
-        with _transaction(self._db) as db:
+        with transaction(self._db) as db:
             db.execute(
                 "INSERT INTO sessions (id, cwd, provider, model, created_at, last_activity)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -136,7 +73,7 @@ class Store:
     def update_session(
         self, session_id: str, *, provider: str | None, model: str | None, closed: bool = False
     ) -> None:
-        with _transaction(self._db) as db:
+        with transaction(self._db) as db:
             db.execute(
                 "UPDATE sessions SET provider = ?, model = ?, closed = ? WHERE id = ?",
                 (provider, model, int(closed), session_id),
@@ -153,7 +90,7 @@ class Store:
     ) -> None:
         """Replace messages from `first_index` on and add events and usage, atomically."""
         now = time.time()
-        with _transaction(self._db) as db:
+        with transaction(self._db) as db:
             db.execute(
                 "DELETE FROM messages WHERE session_id = ? AND idx >= ?", (session_id, first_index)
             )
@@ -169,11 +106,11 @@ class Store:
     def record_events(
         self, session_id: str, events: list[tuple[int, str, dict[str, Any], float]]
     ) -> None:
-        with _transaction(self._db) as db:
+        with transaction(self._db) as db:
             _insert_events(db, session_id, events)
 
     def turn_started(self, session_id: str, turn: str, text: str) -> None:
-        with _transaction(self._db) as db:
+        with transaction(self._db) as db:
             db.execute(
                 "INSERT OR REPLACE INTO turns (id, session_id, text, state, started_at)"
                 " VALUES (?, ?, ?, 'running', ?)",
@@ -183,7 +120,7 @@ class Store:
     def turn_finished(
         self, session_id: str, turn: str, exit_code: int, state: str = "finished"
     ) -> None:
-        with _transaction(self._db) as db:
+        with transaction(self._db) as db:
             db.execute(
                 "UPDATE turns SET state = ?, exit_code = ?, finished_at = ?"
                 " WHERE session_id = ? AND id = ?",
@@ -191,7 +128,7 @@ class Store:
             )
 
     def approval_requested(self, session_id: str, request: str, kind: str, path: str) -> None:
-        with _transaction(self._db) as db:
+        with transaction(self._db) as db:
             db.execute(
                 "INSERT OR REPLACE INTO approvals (id, session_id, kind, path, requested_at)"
                 " VALUES (?, ?, ?, ?, ?)",
@@ -201,7 +138,7 @@ class Store:
     def approval_resolved(
         self, session_id: str, request: str, decision: str, reason: str, client: str
     ) -> None:
-        with _transaction(self._db) as db:
+        with transaction(self._db) as db:
             db.execute(
                 "UPDATE approvals SET decision = ?, reason = ?, client = ?, resolved_at = ?"
                 " WHERE session_id = ? AND id = ?",
@@ -209,7 +146,7 @@ class Store:
             )
 
     def delete_sessions_before(self, cutoff: float) -> int:
-        with _transaction(self._db) as db:
+        with transaction(self._db) as db:
             ids = [
                 r[0]
                 for r in db.execute("SELECT id FROM sessions WHERE last_activity < ?", (cutoff,))
@@ -333,20 +270,6 @@ class Store:
             (sid,),
         ).fetchone()
         return None if row[1] != row[2] else float(row[0] or 0.0)
-
-
-@contextlib.contextmanager
-def _transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    if db.in_transaction:
-        yield db
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def usage_day(at: float | None = None) -> str:

@@ -54,11 +54,14 @@ class Connection:
     def fileno(self) -> int:
         return self._sock.fileno()
 
-    def initialize(self, name: str, version: str, *, approvals: bool = True) -> dict[str, Any]:
+    def initialize(
+        self, name: str, version: str, *, approvals: bool = True, notices: bool = False
+    ) -> dict[str, Any]:
+        """`notices`: this client shows the daemon's one-time notices (result["notice"])."""
         params = {
             "client": {"name": name, "version": version, "pid": os.getpid()},
             "protocol": PROTOCOL_VERSION,
-            "capabilities": {"approvals": approvals, "stream": True},
+            "capabilities": {"approvals": approvals, "stream": True, "notices": notices},
         }
         self.server_info = self.request(methods.INITIALIZE, params)
         return self.server_info

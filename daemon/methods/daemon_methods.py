@@ -42,7 +42,11 @@ def register(table: MethodTable, daemon: Daemon) -> None:
         if isinstance(client, dict):
             conn.client_name = str(client.get("name", "unknown"))[:64]
         conn.can_approve = bool(isinstance(capabilities, dict) and capabilities.get("approvals"))
+        notice = None
+        if isinstance(capabilities, dict) and capabilities.get("notices"):
+            notice, daemon.store.notice = daemon.store.notice, None  # to one client, once
         return {
+            "notice": notice,
             "daemon": {"name": "harnessd", "version": __version__, "pid": os.getpid()},
             "protocol": PROTOCOL_VERSION,
             "client_id": conn.id,

@@ -16,7 +16,7 @@ import pytest
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, start_daemon, wait_for_event
+from tests.support.processes import client, run_harness, start_daemon, wait_for_event
 
 
 def db_path(sandbox: Sandbox) -> Path:
@@ -170,8 +170,12 @@ def test_corrupt_store_is_moved_aside(sandbox: Sandbox) -> None:
     path.write_bytes(b"this is not a database" * 500)
     daemon = start_daemon(sandbox.socket, sandbox.env)
     try:
+        first = run_harness(["sessions"], env=sandbox.env, cwd=sandbox.workspace)
         with client(sandbox.socket) as conn:
             assert conn.request("session.list") == {"sessions": []}
+            assert conn.server_info["notice"] is None  # told once, to the first client
+        assert "no sessions" in first.stdout
+        assert "session store was damaged and moved to" in first.stderr
         assert list(path.parent.glob("sessions.db.corrupt-*"))
         assert oct(path.stat().st_mode & 0o777) == "0o600"
     finally:
