@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from coding_harness.protocol import errors
-from coding_harness.protocol.framing import MAX_MESSAGE_BYTES, LineDecoder, Oversized
+from coding_harness.protocol.framing import MAX_MESSAGE_BYTES, LineDecoder, Oversized, encode
 from coding_harness.protocol.paths import check_socket_path_length, ensure_private_dir
 
 from .connection import Connection
@@ -32,6 +32,9 @@ from .rpc import Endpoint, error_response
 log = logging.getLogger(__name__)
 
 PARTIAL_MESSAGE_TIMEOUT = 60.0
+# Past this many open connections a new one is told so and closed, which keeps
+# file descriptors for the clients already attached.
+MAX_CONNECTIONS = 512
 READ_CHUNK = 65536
 
 
@@ -62,6 +65,7 @@ class SocketServer:
         self._server: asyncio.AbstractServer | None = None
         self._inode: int | None = None
         self.connections: set[Connection] = set()
+        self.max_connections = MAX_CONNECTIONS
 
     # -- lifecycle -------------------------------------------------------
     async def start(
@@ -144,6 +148,9 @@ class SocketServer:
             log.warning("refused connection: peer uid %s != %s", uid, os.getuid())
             writer.close()
             return
+        if len(self.connections) >= self.max_connections:
+            await _refuse_busy(writer, self.max_connections)
+            return
         conn = Connection(writer, peer_pid=pid)
         conn.is_tool_descendant = self._classify_peer(pid)
         self.connections.add(conn)
@@ -180,6 +187,17 @@ class SocketServer:
                 if response is not None:
                     conn.send(response)
                 conn.run_after_response()
+
+
+async def _refuse_busy(writer: asyncio.StreamWriter, limit: int) -> None:
+    log.warning("refused a connection: %d connections are open already", limit)
+    busy = errors.ServerBusy(
+        f"the daemon already serves {limit} connections; close some clients and retry"
+    )
+    writer.write(encode(error_response(busy)))
+    with contextlib.suppress(ConnectionError, OSError):
+        await asyncio.wait_for(writer.drain(), timeout=1)
+    writer.close()
 
 
 def peer_credentials(sock: socket.socket | None) -> tuple[int | None, int | None]:

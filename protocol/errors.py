@@ -92,6 +92,11 @@ class SessionBusy(RpcError):
     default_message = "A turn is running in this session"
 
 
+class ServerBusy(RpcError):
+    code = -32015
+    default_message = "Too many connections"
+
+
 class ShuttingDown(RpcError):
     code = -32013
     default_message = "Daemon is shutting down"
@@ -113,6 +118,7 @@ _BY_CODE: dict[int, type[RpcError]] = {
         ApprovalNotPending,
         PeerRefused,
         SessionBusy,
+        ServerBusy,
         ShuttingDown,
     )
 }

@@ -133,3 +133,29 @@ def test_daemon_shutdown_request_stops_it(sandbox: Sandbox) -> None:
         time.sleep(0.02)
     assert not sandbox.socket.exists()
     assert daemon_pid(sandbox.socket) in (None, process.pid)
+
+
+def test_connections_over_the_cap_are_refused_and_others_keep_working(
+    sandbox: Sandbox, daemon
+) -> None:
+    """600 raw connections against the cap of 512 (RELIABILITY item 10)."""
+    sockets = []
+    try:
+        with client(sandbox.socket) as first:
+            for _ in range(600):
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.connect(str(sandbox.socket))
+                sockets.append(sock)
+            refused = read_message(sockets[-1])
+            assert refused["error"]["code"] == errors.ServerBusy.code
+            assert "close some clients" in refused["error"]["message"]
+            assert first.request("daemon.status")["pid"] == daemon.pid
+        for sock in sockets:
+            sock.close()
+        sockets.clear()
+        time.sleep(0.3)
+        with client(sandbox.socket) as again:  # accepting resumes once fds are freed
+            assert again.request("daemon.status")["pid"] == daemon.pid
+    finally:
+        for sock in sockets:
+            sock.close()
