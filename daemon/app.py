@@ -44,6 +44,8 @@ STORE_NAME = "sessions.db"
 # Events are written with each completed step, and at least this often.
 EVENT_FLUSH_SECONDS = 0.25
 
+# How often the daemon checks that its socket path still names its socket.
+SELF_CHECK_SECONDS = 5.0
 # How long a stop waits for running turns before cancelling them.
 DRAIN_SECONDS = 10.0
 DRAIN_POLL_SECONDS = 0.05
@@ -76,6 +78,7 @@ class Daemon:
         self._stop = asyncio.Event()
         self._background: set[asyncio.Future[Any]] = set()
         self.drain_seconds = DRAIN_SECONDS
+        self.self_check_seconds = SELF_CHECK_SECONDS
         self.stopping = False
         self._process = psutil.Process()
         self.server = SocketServer(
@@ -100,10 +103,12 @@ class Daemon:
         log.info("harnessd %s serving on %s (pid %d)", __version__, self.socket_path, os.getpid())
         self._announce()
         flusher = asyncio.create_task(self._flush_events_forever(), name="event-flusher")
+        watcher = asyncio.create_task(self._watch_socket_path(), name="socket-watch")
         try:
             await self._stop.wait()
         finally:
             flusher.cancel()
+            watcher.cancel()
             log.info("shutting down")
             self._withdraw()
             await self._drain()
@@ -230,6 +235,19 @@ class Daemon:
             removed = self.store.delete_sessions_before(time.time() - days * 86_400)
             if removed:
                 log.info("retention: removed %d session(s) idle for over %g days", removed, days)
+
+    async def _watch_socket_path(self) -> None:
+        """Stop when the socket file is deleted or replaced by someone else's.
+
+        Clients could no longer reach this daemon, and the next `harness` would
+        start another one. The other socket is left alone.
+        """
+        while True:
+            await asyncio.sleep(self.self_check_seconds)
+            if not self.server.path_is_ours():
+                log.warning("%s is no longer this daemon's socket; stopping", self.socket_path)
+                self.request_stop()
+                return
 
     async def _flush_events_forever(self) -> None:
         while True:

@@ -24,7 +24,7 @@ from pathlib import Path
 from coding_harness.protocol import discovery, paths
 from coding_harness.protocol.version import __version__
 
-from .app import DRAIN_SECONDS, Daemon
+from .app import DRAIN_SECONDS, SELF_CHECK_SECONDS, Daemon
 from .config import home_dir
 from .server import AlreadyRunning
 from .service import ServiceContext, ServiceError
@@ -52,6 +52,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         metavar="S",
         help="how long a stop lets running turns finish before cancelling them "
         f"(default {DRAIN_SECONDS:.0f})",
+    )
+    parser.add_argument(
+        "--self-check-seconds",
+        type=float,
+        default=SELF_CHECK_SECONDS,
+        metavar="S",
+        help="how often to check that the socket file is still this daemon's "
+        f"(default {SELF_CHECK_SECONDS:.0f})",
     )
     parser.add_argument("--version", action="version", version=f"harnessd {__version__}")
     return parser.parse_args(argv)
@@ -82,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             os.environ, record_path=discovery.record_path(), log_file=log_file
         )
         socket_path = _socket_path(args.socket, service)
-        asyncio.run(_serve(socket_path, service, args.drain_seconds))
+        asyncio.run(_serve(socket_path, service, args))
     except AlreadyRunning as exc:
         print(f"harnessd: {exc}", file=sys.stderr)
         return 1
@@ -106,7 +114,8 @@ def _socket_path(requested: Path | None, service: ServiceContext) -> Path:
     return inherited
 
 
-async def _serve(socket_path: Path, service: ServiceContext, drain_seconds: float) -> None:
+async def _serve(socket_path: Path, service: ServiceContext, args: argparse.Namespace) -> None:
     daemon = Daemon(socket_path=socket_path, home=home_dir(), state_dir=paths.state_dir())
-    daemon.drain_seconds = drain_seconds
+    daemon.drain_seconds = args.drain_seconds
+    daemon.self_check_seconds = args.self_check_seconds
     await daemon.run(service)

@@ -125,6 +125,18 @@ class SocketServer:
         sock.setblocking(False)
         return sock
 
+    def path_is_ours(self) -> bool:
+        """Whether the socket path still names the socket this daemon bound.
+
+        True under socket activation (the path is systemd's to manage).
+        """
+        if self._inode is None:
+            return True
+        try:
+            return self.path.stat().st_ino == self._inode
+        except OSError:
+            return False
+
     async def close(self) -> None:
         """Stop listening, flush and close connections, unlink the socket if we bound it."""
         if self._server is not None:

@@ -159,3 +159,20 @@ def test_connections_over_the_cap_are_refused_and_others_keep_working(
     finally:
         for sock in sockets:
             sock.close()
+
+
+def test_daemon_stops_when_its_socket_is_deleted_or_replaced(sandbox: Sandbox) -> None:
+    fast = ("--self-check-seconds", "0.1")
+    deleted = start_daemon(sandbox.socket, sandbox.env, *fast)
+    sandbox.socket.unlink()
+    assert deleted.wait(timeout=10) == 0
+    replaced = start_daemon(sandbox.socket, sandbox.env, *fast)
+    sandbox.socket.unlink()
+    other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    other.bind(str(sandbox.socket))  # another listener takes the path
+    other.listen(1)
+    try:
+        assert replaced.wait(timeout=10) == 0
+        assert sandbox.socket.exists()  # the other listener's socket is left alone
+    finally:
+        other.close()
