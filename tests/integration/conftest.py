@@ -1,5 +1,9 @@
 """Fixtures for tests that run the real daemon, the real `harness` command and
-the fake model server, each isolated in a temporary HOME and socket."""
+the fake model server, each isolated in a temporary HOME and socket.
+
+`KEEP_SANDBOX=1 make test` keeps each test's folder under /tmp (chi-*), with
+the daemon's log in state/coding-harness/daemon.log, for a failure post-mortem.
+"""
 
 from __future__ import annotations
 
