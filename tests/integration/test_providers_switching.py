@@ -17,7 +17,7 @@ from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, start_daemon
+from tests.support.processes import client, start_daemon, wait_for_event
 
 
 def profiles(endpoint: str, **extra: Any) -> dict[str, Any]:
@@ -64,14 +64,8 @@ def run_turn(conn: Connection, session: str, text: str = "hi") -> dict[str, Any]
 
 
 def wait_for(conn: Connection, kind: str, timeout: float = 20, **match: Any) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        note = conn.next_notification(timeout=deadline - time.monotonic())
-        params = note["params"] if note else {}
-        data = params.get("data") or {}
-        if params.get("kind") == kind and all(data.get(k) == v for k, v in match.items()):
-            return dict(data)
-    raise AssertionError(f"no {kind} event within {timeout} s")
+    """The matching event's data."""
+    return dict(wait_for_event(conn, kind, timeout, **match)["data"])
 
 
 def wait_until(condition: Any, timeout: float = 10) -> None:
