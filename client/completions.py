@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from coding_harness.protocol.config_files import global_config, legacy_config, project_config
+
 from . import exit_codes
 from .args import SHELLS, build_parser
 
@@ -90,9 +92,9 @@ def _configured() -> dict[str, str]:
     found: dict[str, str] = {}
     home = Path.home()
     for path in (
-        home / ".config" / "coding-agent" / "config.json",
-        home / ".coding_harness.json",
-        Path.cwd() / ".local_coding_harness.json",
+        legacy_config(home),
+        global_config(home),
+        project_config(Path.cwd()),
     ):
         providers = _read_json(path).get("providers")
         if isinstance(providers, dict):

@@ -18,6 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol import trust
+from coding_harness.protocol.config_files import (
+    deep_merge,
+    global_config,
+    legacy_config,
+    project_config,
+)
 
 TOP_KEYS = frozenset(
     {"providers", "default_provider", "agent", "search", "retry", "quiet", "plain", "debug"}
@@ -61,9 +67,9 @@ class _File:
 
 def config_files(home: Path, cwd: Path) -> list[_File]:
     return [
-        _File(kind="global", path=home / ".coding_harness.json"),
-        _File(kind="project", path=cwd / ".local_coding_harness.json"),
-        _File(kind="legacy", path=home / ".config" / "coding-agent" / "config.json"),
+        _File(kind="global", path=global_config(home)),
+        _File(kind="project", path=project_config(cwd)),
+        _File(kind="legacy", path=legacy_config(home)),
     ]
 
 
@@ -85,12 +91,10 @@ def check_configs(
         data = dict(file.data)
         if file.kind == "legacy" and isinstance(data.get("provider"), str):
             data.setdefault("default_provider", data.pop("provider"))
-        merged = _deep_merge(merged, data)
+        merged = deep_merge(merged, data)
     if not any(file.path.exists() for file in config_files(home, cwd)):
         findings.append(
-            info(
-                f"no config files: the built-in local profile is used ({home}/.coding_harness.json)"
-            )
+            info(f"no config files: the built-in local profile is used ({global_config(home)})")
         )
     return findings, merged
 
@@ -159,16 +163,6 @@ def _profile_problems(path: Path, name: str, profile: Any) -> list[Finding]:
     if not isinstance(profile.get("model"), str) or not profile.get("model"):
         found.append(problem(f"{at}.model is missing", "name the model to ask for"))
     return found
-
-
-def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 def usable_profiles(merged: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol import trust
+from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME
 
 from . import exit_codes
 from .style import Style, color_wanted
@@ -35,7 +36,7 @@ def main(argv: list[str]) -> int:
         print(USAGE, file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     style = Style(sys.stderr, color=color_wanted(sys.stderr, False))
-    path = Path.cwd() / trust.PROJECT_CONFIG_NAME
+    path = Path.cwd() / PROJECT_CONFIG_NAME
     store = trust.store_path()
     if "--revoke" in flags:
         trust.record(store, path, None)

@@ -27,18 +27,20 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol import trust
+from coding_harness.protocol.config_files import (
+    GLOBAL_CONFIG_NAME,
+    LEGACY_CONFIG_PATH,
+    PROJECT_CONFIG_NAME,
+    deep_merge,
+)
 
 from .config_layers import (
     BUILTIN_ORIGIN,
     BUILTIN_PROVIDER,
-    GLOBAL_CONFIG_NAME,
-    LEGACY_CONFIG_PATH,
     LOCAL_ENDPOINT,
-    PROJECT_CONFIG_NAME,
     assemble,
     builtin_layer,
     config_paths,
-    deep_merge,
     fallback_default,
     merged_data,
     origin_finder,

@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol import trust
+from coding_harness.protocol.config_files import (
+    GLOBAL_CONFIG_NAME,
+    LEGACY_CONFIG_PATH,
+    PROJECT_CONFIG_NAME,
+    deep_merge,
+)
 
 from .providers.profiles import KeyPath, OriginOf
 
-GLOBAL_CONFIG_NAME = ".coding_harness.json"
-PROJECT_CONFIG_NAME = trust.PROJECT_CONFIG_NAME
-LEGACY_CONFIG_PATH = Path(".config") / "coding-agent" / "config.json"
 LOCAL_ENDPOINT = "http://localhost:11434/v1/chat/completions"
 BUILTIN_PROVIDER = "local"
 BUILTIN_MODEL = "qwen2.5-coder"
@@ -37,17 +40,6 @@ class Layer:
     origin: str
     data: dict[str, Any]
     raw: bytes = b""
-
-
-def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """`over` merged onto `base`: objects merge key by key, anything else replaces."""
-    merged = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
 
 
 def config_paths(home: Path, cwd: Path) -> list[Path]:

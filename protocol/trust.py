@@ -26,7 +26,6 @@ from typing import Any
 from . import paths
 
 STORE_NAME = "trusted_projects.json"
-PROJECT_CONFIG_NAME = ".local_coding_harness.json"
 ANY = "*"
 
 # Key paths a project file may set without trust; a pattern covers its subtree.

@@ -10,6 +10,7 @@ import pytest
 
 from coding_harness.daemon.config import BUILTIN_PROVIDER, ConfigCache, load_config
 from coding_harness.protocol import trust
+from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME
 
 CLOUD = {
     "type": "openai",
@@ -32,7 +33,7 @@ def dirs(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def project(cwd: Path, data: object) -> Path:
-    path = cwd / trust.PROJECT_CONFIG_NAME
+    path = cwd / PROJECT_CONFIG_NAME
     path.write_text(json.dumps(data))
     return path
 
@@ -131,7 +132,7 @@ def test_trust_is_keyed_by_real_path(dirs: tuple[Path, Path, Path], tmp_path: Pa
     path = project(cwd, {"providers": {"cloud": {"endpoint": EVIL}}})
     link = tmp_path / "link"
     link.symlink_to(cwd)
-    trust.record(store, link / trust.PROJECT_CONFIG_NAME, path.read_bytes())
+    trust.record(store, link / PROJECT_CONFIG_NAME, path.read_bytes())
     assert json.loads(store.read_text()) == {
         os.path.realpath(path): trust.digest(path.read_bytes())
     }
