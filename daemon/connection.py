@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from coding_harness.protocol.framing import encode
@@ -38,6 +38,7 @@ class Connection:
         self.is_tool_descendant = False
         self.attached: set[str] = set()
         self._after_response: list[Callable[[], None]] = []
+        self._answers: set[asyncio.Task[None]] = set()
         self._writer = writer
         self._queue: asyncio.Queue[bytes | None] = asyncio.Queue(queue_limit)
         self._writer_task = asyncio.create_task(self._drain(), name=f"writer-{self.id}")
@@ -60,6 +61,18 @@ class Connection:
         except asyncio.QueueFull:
             log.warning("%s is too far behind; disconnecting it", self.label)
             self.close(abort=True)
+
+    def answer_later(self, answer: Awaitable[Any]) -> None:
+        """Send `answer`'s response when it is ready; the connection reads on meanwhile."""
+
+        async def send_when_ready() -> None:
+            response = await answer
+            if response is not None:
+                self.send(response)
+
+        task = asyncio.create_task(send_when_ready(), name=f"answer-{self.id}")
+        self._answers.add(task)
+        task.add_done_callback(self._answers.discard)
 
     def after_response(self, action: Callable[[], None]) -> None:
         """Run `action` once the response to the current request is queued."""

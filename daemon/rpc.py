@@ -43,12 +43,18 @@ class MethodTable:
 
     def __init__(self) -> None:
         self._wrapped: dict[str, Callable[..., Awaitable[Any]]] = {}
+        self.detached: set[str] = set()
 
-    def register(self, name: str) -> Callable[[Handler], Handler]:
+    def register(self, name: str, *, detached: bool = False) -> Callable[[Handler], Handler]:
+        """`detached`: the method may take long (a model call); its connection goes on
+        reading and answering other requests, and this answer comes when it is ready."""
+
         def decorator(handler: Handler) -> Handler:
             if name in self._wrapped:
                 raise ValueError(f"method {name!r} registered twice")
             self._wrapped[name] = _adapt(name, handler)
+            if detached:
+                self.detached.add(name)
             return handler
 
         return decorator
@@ -123,11 +129,23 @@ def _validate(item: Any) -> None:
         raise errors.InvalidRequest(f"Invalid Request: unknown member(s) {sorted(unknown)}")
 
 
+class Deferred:
+    """The answer to a detached request: the caller sends it when `answer` is done."""
+
+    def __init__(self, answer: Awaitable[dict[str, Any] | None]) -> None:
+        self.answer = answer
+
+
 class Endpoint:
-    """Turns one framed message into the response(s) to send, or None."""
+    """Turns one framed message into the response(s) to send, or None.
+
+    A single request to a detached method gives a `Deferred` instead, so the
+    transport can go on with the connection's next messages meanwhile.
+    """
 
     def __init__(self, table: MethodTable, max_batch: int = MAX_BATCH) -> None:
         self._methods = table.as_jsonrpcserver()
+        self._detached = frozenset(table.detached)
         self._max_batch = max_batch
 
     async def handle(self, raw: bytes, peer: Peer) -> Any:
@@ -136,6 +154,8 @@ class Endpoint:
         except errors.ParseError as exc:
             return error_response(exc)
         if not isinstance(message, list):
+            if peer.initialized and self._is_detached(message):
+                return Deferred(self._single(message, peer))
             return await self._single(message, peer)
         if not message:
             return error_response(errors.InvalidRequest("Invalid Request: empty batch"))
@@ -146,6 +166,13 @@ class Endpoint:
         answers = [await self._single(item, peer) for item in message]
         present = [a for a in answers if a is not None]
         return present or None
+
+    def _is_detached(self, message: Any) -> bool:
+        return (
+            isinstance(message, dict)
+            and "id" in message
+            and message.get("method") in self._detached
+        )
 
     async def _single(self, item: Any, peer: Peer) -> dict[str, Any] | None:
         try:

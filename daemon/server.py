@@ -27,7 +27,7 @@ from coding_harness.protocol.framing import MAX_MESSAGE_BYTES, LineDecoder, Over
 from coding_harness.protocol.paths import check_socket_path_length, ensure_private_dir
 
 from .connection import Connection
-from .rpc import Endpoint, error_response
+from .rpc import Deferred, Endpoint, error_response
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +196,9 @@ class SocketServer:
                     conn.send(error_response(limit))
                     continue
                 response = await self._endpoint.handle(line, conn)
-                if response is not None:
+                if isinstance(response, Deferred):
+                    conn.answer_later(response.answer)
+                elif response is not None:
                     conn.send(response)
                 conn.run_after_response()
 

@@ -79,12 +79,16 @@ class Connection:
     def request(
         self, method: str, params: dict[str, Any] | None = None, timeout: float | None = 30.0
     ) -> Any:
-        request_id = self.send_request(method, params)
+        return self.response(self.send_request(method, params), timeout, method)
+
+    def response(self, request_id: int, timeout: float | None = 30.0, what: str = "") -> Any:
+        """The result of a request sent with `send_request`, or its error raised."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while request_id not in self._responses:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                raise DaemonUnreachable(f"daemon did not answer {method} within {timeout:.0f} s")
+                name = what or f"request {request_id}"
+                raise DaemonUnreachable(f"daemon did not answer {name} within {timeout:.0f} s")
             self._read_once(remaining)
         response = self._responses.pop(request_id)
         if "error" in response:

@@ -52,7 +52,7 @@ def register(table: MethodTable, daemon: Daemon) -> None:
         table = context_table(target.history, system_chars=len(system) + tools, limit=limit)
         return {"session": target.id, **table}
 
-    @table.register(m.SESSION_COMPACT)
+    @table.register(m.SESSION_COMPACT, detached=True)
     async def session_compact(conn: Connection, session: Any) -> dict[str, Any]:
         refuse_tool_children(conn)
         target = session_of(daemon, session)

@@ -241,3 +241,25 @@ def test_summary_and_slash_commands(
     assert "compacted 4 messages into 2" in said
     assert "no plan yet" in said and "no skills" in said
     assert "usage: /intent" in said and "unknown command /nope" in said
+
+
+def test_a_slow_compaction_does_not_hold_its_connection_and_can_be_cancelled(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Daemon, calc_project: Path
+) -> None:
+    model.add(Reply(content="calc.py adds badly."), Reply(content="never used", delay=30))
+    with client(sandbox.socket) as conn:
+        session = open_session(conn, calc_project)
+        run_turn(conn, session, "explain what calc.py does")
+        before = conn.request("session.history", {"session": session})["messages"]
+        compaction = conn.send_request("session.compact", {"session": session})
+        deadline = time.monotonic() + 10
+        while len(model.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)  # the summary request is now with the (slow) model
+        # The same connection is answered meanwhile, cancel included.
+        assert conn.request("daemon.status", timeout=5)["pid"] == daemon.process.pid
+        assert conn.request("session.cancel", {"session": session}, timeout=5) == {
+            "cancelled": True
+        }
+        with pytest.raises(errors.SessionBusy, match="cancelled"):
+            conn.response(compaction, timeout=10)
+        assert conn.request("session.history", {"session": session})["messages"] == before

@@ -185,3 +185,27 @@ def test_error_codes_match_the_specification() -> None:
     own = [c for c in errors.all_codes() if c > -32600]
     assert own and all(-32099 <= c <= -32000 for c in own)
     assert len(set(errors.all_codes())) == len(errors.all_codes())
+
+
+def test_a_detached_method_is_answered_later_unless_batched() -> None:
+    from coding_harness.daemon.rpc import Deferred
+
+    table = MethodTable()
+
+    @table.register("initialize")
+    async def initialize(peer: Peer, protocol: Any) -> None:
+        peer.initialized = True
+
+    @table.register("slow", detached=True)
+    async def slow(peer: Peer) -> str:
+        return "done"
+
+    endpoint, peer = Endpoint(table), Peer()
+    early = call(endpoint, peer, '{"jsonrpc":"2.0","id":1,"method":"slow"}')
+    assert code(early) == errors.NotInitialized.code  # the usual checks come first
+    call(endpoint, peer, '{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocol":1}}')
+    deferred = call(endpoint, peer, '{"jsonrpc":"2.0","id":3,"method":"slow"}')
+    assert isinstance(deferred, Deferred)
+    assert asyncio.run(deferred.answer) == {"jsonrpc": "2.0", "result": "done", "id": 3}
+    batched = call(endpoint, peer, '[{"jsonrpc":"2.0","id":4,"method":"slow"}]')
+    assert batched == [{"jsonrpc": "2.0", "result": "done", "id": 4}]
