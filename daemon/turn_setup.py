@@ -25,6 +25,7 @@ from .agent.prompts import project_instructions, system_prompt
 from .compaction import Compactor, context_limit
 from .config import Config, ProviderProfile
 from .cost import add_cost, cost_usd
+from .local_services import services_paragraph
 from .plan_book import PlanKeeper
 from .plans import Plan, guidance
 from .providers.pool import ProviderPool
@@ -32,7 +33,6 @@ from .providers.retrying import with_retries
 from .recorder import StepRecorder
 from .routing import TurnKind
 from .seams import EventSink, JSONObject, Model, ToolExecutor, Usage
-from .services import services_paragraph
 from .sessions import Session
 from .spending import TurnSpending, turn_spending
 from .tools.context import PlanHooks, ToolContext, TurnOutcome

@@ -15,7 +15,7 @@ from typing import Any
 import psutil
 import pytest
 
-from coding_harness.daemon import services
+from coding_harness.daemon import local_services as services
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, SUMMARY_TASK
 from coding_harness.daemon.config import ConfigCache
 from coding_harness.daemon.providers.errors import ModelRequestRejected
