@@ -14,15 +14,9 @@ from typing import Any
 
 import pytest
 
-from coding_harness.daemon.settings import AgentSettings
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import run_harness
-
-pytestmark = pytest.mark.skipif(
-    not hasattr(AgentSettings(), "spend_limit_day_usd"),
-    reason="the spending limits are not settings yet (daemon/settings.py)",
-)
 
 # $1 per million tokens in and out: 100,000 + 20,000 tokens cost $0.12.
 PRICING = {"input": 1.0, "output": 1.0}
