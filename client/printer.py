@@ -102,6 +102,11 @@ class TurnPrinter:
             mark = "x" if step.get("done") else " "
             self.chat(f"  [{mark}] {step.get('index', '?')}. {step.get('text', '')}", "dim")
 
+    def _on_context_compacted(self, data: dict[str, Any]) -> None:
+        if data.get("reason") == "manual":  # automatic ones also come as a notice
+            before, after = data.get("messages_before", "?"), data.get("messages_after", "?")
+            self.chat(f"conversation compacted: {before} messages -> {after}", "dim")
+
     def _on_text_delta(self, data: dict[str, Any]) -> None:
         if self.options.output_format == "text":
             self.view.reply_delta(str(data.get("text", "")))

@@ -224,3 +224,13 @@ def test_a_visible_writer_neutralises_whatever_is_written_through_it() -> None:
     print("reply\x1b[2J\rhidden\u202e", file=writer)  # type: ignore[arg-type]
     assert target.getvalue() == "reply\\x1b[2J\\x0dhidden<U+202E>\n"
     assert not writer.isatty()
+
+
+def test_a_manual_compaction_is_shown_to_every_terminal_and_quiet_hides_it() -> None:
+    compacted = {"reason": "manual", "messages_before": 12, "messages_after": 1}
+    screen, quiet = Screen(), Screen(quiet=True)
+    for each in (screen, quiet):
+        each.emit("context.compacted", **compacted)
+        each.emit("context.compacted", **{**compacted, "reason": "limit"})  # has its notice
+    assert screen.err.getvalue() == "conversation compacted: 12 messages -> 1\n"
+    assert quiet.err.getvalue() == ""
