@@ -34,6 +34,7 @@ from .rpc import Endpoint
 from .server import SocketServer
 from .service import ServiceContext, remove_record, write_record
 from .sessions import EVENT_LOG_LIMIT, SessionTable
+from .state_lock import StateLock
 from .store import Store
 from .tools.builtin import build_tools
 from .turns import TurnRunner
@@ -54,6 +55,8 @@ DRAIN_POLL_SECONDS = 0.05
 class Daemon:
     # Set by run(): what the service manager handed over, and where to announce.
     service: ServiceContext | None = None
+    # Opened by run() once the instance locks are held (`_take_over_state`).
+    store: Store
     _withdrawn = False
 
     def __init__(
@@ -70,10 +73,8 @@ class Daemon:
         self.configs = ConfigCache(home)
         self.pool = ProviderPool()
         self.sessions = SessionTable()
-        self.store = Store(state_dir / STORE_NAME)
-        self._apply_retention()
-        restored = restore_sessions(self.store, self.sessions, EVENT_LOG_LIMIT)
-        log.info("restored %d session(s) from %s", restored, self.store.path)
+        self.store_path = state_dir / STORE_NAME
+        self._state_lock = StateLock(self.store_path)
         self.turns = TurnRunner(configs=self.configs, pool=self.pool, build_tools=build_tools)
         self._stop = asyncio.Event()
         self._background: set[asyncio.Future[Any]] = set()
@@ -92,9 +93,11 @@ class Daemon:
     async def run(self, service: ServiceContext | None = None) -> None:
         self.service = service = service or ServiceContext()
         try:
-            await self.server.start(service.listen_socket, on_bound=self._write_record)
+            await self.server.start(service.listen_socket, on_bound=self._take_over_state)
         except BaseException:
             self._remove_record()
+            await self.server.close()
+            self._state_lock.release()
             raise
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -116,6 +119,7 @@ class Daemon:
             await self.pool.aclose()
             self._flush_events()
             self.store.close()
+            self._state_lock.release()
             log.info("stopped")
 
     def reload(self) -> None:
@@ -178,6 +182,20 @@ class Daemon:
             "socket_activated": service.socket_activated,
             "log_file": str(service.log_file) if service.log_file else None,
         }
+
+    def _take_over_state(self) -> None:
+        """The socket is ours: lock the state folder, open the store, restore, record.
+
+        Nothing reads or writes the store before both locks are held, so a
+        second daemon started by mistake never runs crash recovery over the
+        live daemon's sessions. This runs before anyone is answered.
+        """
+        self._state_lock.acquire()
+        self.store = Store(self.store_path)
+        self._apply_retention()
+        restored = restore_sessions(self.store, self.sessions, EVENT_LOG_LIMIT)
+        log.info("restored %d session(s) from %s", restored, self.store.path)
+        self._write_record()
 
     def _write_record(self) -> None:
         """The socket is ours and nobody is answered yet: record who serves it."""
