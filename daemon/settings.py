@@ -7,12 +7,14 @@ reported naming its file and key, and its default kept.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .providers.profiles import OriginOf, bad
 
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SEARCH_ENGINES = ("brave", "exa", "duckduckgo")
 CLASSIFY_MODES = ("keywords", "model", "off")
 
@@ -45,6 +47,8 @@ class AgentSettings:
     services: tuple[tuple[str, str], ...] = ()
     # Also tell the model which local ports are listening right now.
     list_ports: bool = True
+    # Variables tool commands get besides the built-in allow-list (never a secret's).
+    env_pass: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -95,6 +99,7 @@ _RULES = dict.fromkeys(_POSITIVE, "must be a positive number") | {
     "compact_at": "must be a fraction between 0.1 and 1",
     "context_limits": "must map provider names to positive whole numbers of tokens",
     "services": 'must be a list of {"name": ..., "port": N} or {"name": ..., "url": ...}',
+    "env_pass": "must be a list of environment variable names",
 }
 
 
@@ -116,7 +121,17 @@ def _agent_value(key: str, value: Any) -> Any:
         return _limits(value)
     if key == "services":
         return _services(value)
+    if key == "env_pass":
+        return _variable_names(value)
     return _INVALID
+
+
+def _variable_names(value: Any) -> Any:
+    if not isinstance(value, list):
+        return _INVALID
+    if not all(isinstance(name, str) and _VARIABLE_NAME.fullmatch(name) for name in value):
+        return _INVALID
+    return tuple(value)
 
 
 def _limits(value: Any) -> Any:

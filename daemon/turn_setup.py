@@ -33,6 +33,7 @@ from .providers.retrying import with_retries
 from .recorder import StepRecorder
 from .routing import TurnKind
 from .seams import EventSink, JSONObject, Model, ToolExecutor, Usage
+from .secrets import Secrets, collect_secrets
 from .sessions import Session
 from .spending import TurnSpending, turn_spending
 from .tools.context import PlanHooks, ToolContext, TurnOutcome
@@ -76,7 +77,16 @@ def tool_context(
         fetch=FetchPolicy(allow_private=config.agent.fetch_private_urls),
         search=_search(session, config),
         plans=plans,
+        secrets=session_secrets(session, config),
+        env_pass=config.agent.env_pass,
     )
+
+
+def session_secrets(session: Session, config: Config) -> Secrets:
+    """What counts as a secret for this session: every profile's key variable, the
+    search keys and secret-looking names, with their values from the client and
+    from the daemon."""
+    return collect_secrets(config.key_env_names(), session.key_env, os.environ)
 
 
 def _search(session: Session, config: Config) -> SearchEngine | None:

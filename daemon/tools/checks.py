@@ -31,7 +31,9 @@ async def run_check(ctx: ToolContext) -> CheckReport:
             passed=None,
             text="There is no Makefile in the workspace, so make check was skipped.",
         )
-    result = await run_process(["make", "check"], ctx.workspace.root, ctx.check_timeout)
+    result = await run_process(
+        ["make", "check"], ctx.workspace.root, ctx.check_timeout, env=ctx.command_environment()
+    )
     passed = result.exit_code == 0
     output = shorten(result.output, CHECK_OUTPUT_CHARS)
     ctx.events.emit(

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from coding_harness.daemon.seams import Approver, EventSink
+from coding_harness.daemon.secrets import Secrets
 from coding_harness.daemon.tools.fetch import FetchPolicy
+from coding_harness.daemon.tools.process import tool_environment
 from coding_harness.daemon.tools.search import SearchEngine
 from coding_harness.daemon.tools.workspace import Workspace
 
@@ -77,3 +79,11 @@ class ToolContext:
     search: SearchEngine | None = None
     # The session's plan; None (a bare context) leaves commit_plan out of the tool list.
     plans: PlanHooks | None = None
+    # The secrets the session knows of: kept out of commands' environments.
+    secrets: Secrets = field(default_factory=Secrets)
+    # Variables commands get besides the built-in allow-list (`agent.env_pass`).
+    env_pass: tuple[str, ...] = ()
+
+    def command_environment(self) -> dict[str, str]:
+        """The whole environment of a command this turn runs (run_shell, make check)."""
+        return tool_environment(drop=self.secrets.names, passed=self.env_pass)

@@ -1,7 +1,8 @@
 """Running one external program for a tool: bounded in time, output and reach.
 
 The child gets its own process group, no standard input and an environment
-without secrets. On a timeout or a cancellation the whole group is killed, so
+built from an allow-list, never from the daemon's whole environment. On a
+timeout or a cancellation the whole group is killed, so
 a recipe that left `sleep 1000 &` behind cannot keep the turn waiting; what
 the program started and left running is killed when it ends, too. Output
 goes through a pipe this module owns (not asyncio's), so a grandchild that
@@ -14,11 +15,10 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-_SECRET_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD")
 _CHUNK = 65536
 _TERM_GRACE = 0.3
 _DRAIN_GRACE = 0.3
@@ -32,17 +32,40 @@ class ProcessResult:
     timed_out: bool
 
 
-# Variables through which an outer make would steer the agent's `make`
-# (options such as -f or --eval, extra makefiles, recursion state).
-_MAKE_VARIABLES = frozenset({"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MAKEFILES"})
+# What a tool command may see of the daemon's environment: an allow-list, so a
+# variable nobody thought of (DATABASE_URL, MY_CREDENTIALS) stays out. An outer
+# make's MAKEFLAGS and friends are not on it, so they cannot steer our `make`.
+PASSED_VARIABLES = frozenset(
+    {
+        "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TERM", "TMPDIR", "SHELL",
+        "TZ", "COLORTERM", "NO_COLOR",
+        # Toolchains: where they live and how they build.
+        "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "CONDA_PREFIX", "UV_CACHE_DIR",
+        "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "CARGO_HOME",
+        "RUSTUP_HOME", "RUSTFLAGS", "JAVA_HOME", "MAVEN_HOME", "GRADLE_HOME",
+        "NODE_PATH", "NVM_DIR", "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS",
+        "PKG_CONFIG_PATH", "LD_LIBRARY_PATH",
+        "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+    }
+)  # fmt: skip
+PASSED_PREFIXES = ("LC_",)
 
 
-def child_environment() -> dict[str, str]:
-    """The daemon's environment minus credentials and an outer make's settings."""
+def tool_environment(
+    drop: Iterable[str] = (),
+    passed: Iterable[str] = (),
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The environment of a tool command: the allow-list plus `passed` (the user's
+    `agent.env_pass`), from `base` (default: the daemon's own), without any name in
+    `drop` (every secret variable the session knows of, whatever it is called)."""
+    source = os.environ if base is None else base
+    wanted = PASSED_VARIABLES | frozenset(passed)
+    dropped = frozenset(drop)
     return {
         name: value
-        for name, value in os.environ.items()
-        if name not in _MAKE_VARIABLES and not any(word in name.upper() for word in _SECRET_WORDS)
+        for name, value in source.items()
+        if (name in wanted or name.startswith(PASSED_PREFIXES)) and name not in dropped
     }
 
 
@@ -96,11 +119,15 @@ async def run_process(
     cwd: Path,
     timeout: float,  # noqa: ASYNC109
     output_cap: int = 20000,
+    env: Mapping[str, str] | None = None,
 ) -> ProcessResult:
-    """Run `argv` in `cwd` with no shell; stop it and its group after `timeout` s."""
+    """Run `argv` in `cwd` with no shell; stop it and its group after `timeout` s.
+
+    `env` is the child's whole environment (default: `tool_environment()`).
+    """
     read_fd, write_fd = os.pipe()
     try:
-        proc = await _spawn(argv, cwd, write_fd)
+        proc = await _spawn(argv, cwd, write_fd, tool_environment() if env is None else env)
     except OSError as exc:
         os.close(read_fd)
         output = f"cannot run {argv[0]}: {exc.strerror or exc}\n"
@@ -123,7 +150,9 @@ async def run_process(
     return ProcessResult(exit_code=exit_code, output=capture.text(), timed_out=timed_out)
 
 
-async def _spawn(argv: list[str], cwd: Path, write_fd: int) -> asyncio.subprocess.Process:
+async def _spawn(
+    argv: list[str], cwd: Path, write_fd: int, env: Mapping[str, str]
+) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
@@ -131,7 +160,7 @@ async def _spawn(argv: list[str], cwd: Path, write_fd: int) -> asyncio.subproces
         stdout=write_fd,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
-        env=child_environment(),
+        env=dict(env),
     )
 
 

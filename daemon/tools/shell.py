@@ -42,7 +42,9 @@ async def run_shell(ctx: ToolContext, command: str) -> str:
     """Run one whitelisted command in the workspace and report its output."""
     argv = parse_command(command, allowed_extras(ctx.extra_commands))
     check_command(ctx, argv)
-    result = await run_process(argv, ctx.workspace.root, ctx.command_timeout)
+    result = await run_process(
+        argv, ctx.workspace.root, ctx.command_timeout, env=ctx.command_environment()
+    )
     output = filter_ls_output(result.output) if argv[0] == "ls" else result.output
     return _report(output, result, ctx.command_timeout)
 

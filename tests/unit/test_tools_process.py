@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from pathlib import Path
@@ -11,9 +12,9 @@ import pytest
 
 from coding_harness.daemon.tools.process import (
     OutputCapture,
-    child_environment,
     run_process,
     shorten,
+    tool_environment,
 )
 from tests.unit.test_tools_support import process_gone, read_pid, run, wait_for_file
 
@@ -74,17 +75,26 @@ def test_capture_counts_characters_not_bytes() -> None:
     assert shorten("abc", 10) == "abc"
 
 
-def test_secrets_are_not_passed_to_children(
+def test_children_get_an_allow_listed_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-leak")
-    monkeypatch.setenv("github_token", "ghp-leak")
-    monkeypatch.setenv("DB_PASSWORD", "pw-leak")
-    monkeypatch.setenv("HARNESS_PLAIN_SETTING", "visible")
-    assert "OPENAI_API_KEY" not in child_environment()
+    monkeypatch.setenv("DATABASE_URL", "postgres://u:pw-leak@db/x")
+    monkeypatch.setenv("MY_CREDENTIALS", "cred-leak")
+    monkeypatch.setenv("MAKEFLAGS", "--eval=leak")
+    monkeypatch.setenv("LC_TIME", "C")
     result = run(run_process(["env"], tmp_path, 10))
     assert "leak" not in result.output
-    assert "HARNESS_PLAIN_SETTING=visible" in result.output
+    assert "LC_TIME=C" in result.output
+    assert f"HOME={os.environ['HOME']}" in result.output
+
+
+def test_passed_variables_are_added_and_secret_names_dropped_whatever_they_are() -> None:
+    base = {"PATH": "/bin", "MODEL_PASS": "hunter22", "PROJECT_MODE": "dev", "VIRTUAL_ENV": "/v"}
+    env = tool_environment(
+        drop={"MODEL_PASS", "VIRTUAL_ENV"}, passed=("PROJECT_MODE", "MODEL_PASS"), base=base
+    )
+    assert env == {"PATH": "/bin", "PROJECT_MODE": "dev"}
 
 
 def test_timeout_kills_the_group_including_background_sleep(sleepy: Path) -> None:
