@@ -30,6 +30,7 @@ from .context_window import (
 from .plan_book import PlanKeeper
 from .plans import Plan, plan_lines, step_status
 from .providers.errors import ModelError
+from .providers.generation import request_payload
 from .seams import EventSink, JSONObject, Model, Usage
 
 MIN_TRANSCRIPT_CHARS = 8_000
@@ -158,14 +159,14 @@ class Compactor:
 
     async def _summary(self, conversation: list[JSONObject]) -> str | None:
         cap = max(MIN_TRANSCRIPT_CHARS, self.limit * 2)  # about half the context
-        payload: JSONObject = {
+        own: JSONObject = {
             "model": self._model_id,
             "messages": [
                 {"role": "system", "content": COMPACT_PROMPT},
                 {"role": "user", "content": transcript(conversation, cap)},
             ],
-            **self._generation,
         }
+        payload = request_payload(own, self._generation)
         try:
             reply = await self._model.complete(payload, _Quiet())
         except ModelError as exc:

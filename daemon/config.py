@@ -132,7 +132,7 @@ def _profiles(
     profiles: dict[str, ProviderProfile] = {}
     for name, entry in raw.items():
         try:
-            profiles[name] = parse_profile(name, entry, origin_of, retry)
+            profiles[name] = parse_profile(name, entry, origin_of, retry, problems)
         except ConfigError as exc:
             problems.append(f"{exc}; this provider was skipped")
     return profiles

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .providers.errors import ModelError
+from .providers.generation import request_payload
 from .seams import JSONObject, Model, Usage
 
 Route = Literal["general", "coding", "hybrid"]
@@ -154,14 +155,14 @@ def model_asker(
     """An `Ask` that makes one tiny, deterministic call to `model`."""
 
     async def ask(text: str) -> str:
-        payload: JSONObject = {
+        own: JSONObject = {
             "model": model_id,
             "messages": [
                 {"role": "system", "content": _SYSTEM},
                 {"role": "user", "content": _QUESTION.format(text=text[:2000])},
             ],
-            **classifier_generation(generation),
         }
+        payload = request_payload(own, classifier_generation(generation))
         reply = await model.complete(payload, _Quiet())
         if reply.usage is not None:
             on_usage(reply.usage)

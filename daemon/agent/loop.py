@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from coding_harness.protocol.methods import EventKind
 
 from ..providers.errors import ModelContextExceeded, ModelError
+from ..providers.generation import request_payload
 from ..seams import EventSink, JSONObject, Model, ModelReply, ToolExecutor, Usage
 from .breaker import FAILURE_LIMIT, ShellBreaker
 from .budget import SessionTokens, TokenBudget
@@ -177,11 +178,11 @@ class AgentLoop:
         return await self._call(messages, with_tools=True)
 
     async def _call(self, messages: list[JSONObject], *, with_tools: bool) -> ModelReply:
-        payload: JSONObject = {"model": self._settings.model_id, "messages": messages}
+        own: JSONObject = {"model": self._settings.model_id, "messages": messages}
         if with_tools:
-            payload["tools"] = self._tools.schemas()
-            payload["tool_choice"] = "auto"
-        payload.update(self._settings.generation)
+            own["tools"] = self._tools.schemas()
+            own["tool_choice"] = "auto"
+        payload = request_payload(own, self._settings.generation)
         reply = await self._model.complete(payload, self._sink)
         if reply.usage is not None:
             self._budget.add(reply.usage)

@@ -4,7 +4,9 @@ A profile names where requests go (`endpoint`), how they are asked (`type`),
 which environment variable holds the key (`api_key_env`), the model, the
 generation parameters sent with every request, the pricing and the retry
 policy. Validation raises `ConfigError` with the file and key of the bad
-value; `origin_of(key path)` tells which file set it.
+value; `origin_of(key path)` tells which file set it. Generation keys that
+are not sampling parameters (see `generation.py`) are dropped with a problem
+naming each key and its file.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .generation import sampling_only
 
 ProviderType = Literal["openai", "mlx"]
 TYPE_ALIASES: dict[str, ProviderType] = {
@@ -22,6 +26,10 @@ TYPE_ALIASES: dict[str, ProviderType] = {
     "sushi": "mlx",
 }
 MAX_ATTEMPTS = 10
+IGNORED = (
+    "was ignored: generation may set sampling parameters only"
+    " (temperature, top_p, max_tokens, stop, seed, ...; see docs/configuration.md)"
+)
 
 KeyPath = tuple[str, ...]
 OriginOf = Callable[[KeyPath], str]
@@ -59,9 +67,16 @@ def bad(origin_of: OriginOf, path: KeyPath, what: str) -> ConfigError:
 
 
 def parse_profile(
-    name: str, raw: Any, origin_of: OriginOf, retry: RetrySettings
+    name: str,
+    raw: Any,
+    origin_of: OriginOf,
+    retry: RetrySettings,
+    problems: list[str] | None = None,
 ) -> ProviderProfile:
-    """The profile `providers.<name>`; `retry` is the top-level policy it refines."""
+    """The profile `providers.<name>`; `retry` is the top-level policy it refines.
+
+    What was dropped without making the profile unusable goes to `problems`.
+    """
     at: KeyPath = ("providers", name)
     if not isinstance(raw, Mapping):
         raise bad(origin_of, at, "must be an object")
@@ -90,18 +105,23 @@ def parse_profile(
         endpoint=endpoint,
         model=model,
         api_key_env=key_env or None,
-        generation=_generation(raw.get("generation"), origin_of, at),
+        generation=_generation(raw.get("generation"), origin_of, at, problems),
         pricing=_pricing(raw.get("pricing"), origin_of, at),
         retry=parse_retry(raw.get("retry"), origin_of, (*at, "retry"), retry),
     )
 
 
-def _generation(raw: Any, origin_of: OriginOf, at: KeyPath) -> dict[str, Any]:
+def _generation(
+    raw: Any, origin_of: OriginOf, at: KeyPath, problems: list[str] | None
+) -> dict[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
         raise bad(origin_of, (*at, "generation"), "must be an object")
-    return dict(raw)
+    kept, ignored = sampling_only(raw)
+    if problems is not None:
+        problems.extend(str(bad(origin_of, (*at, "generation", key), IGNORED)) for key in ignored)
+    return kept
 
 
 def _pricing(raw: Any, origin_of: OriginOf, at: KeyPath) -> dict[str, float] | None:
