@@ -1,12 +1,15 @@
 """run_shell: a handful of whitelisted programs, run without any shell.
 
 The command line is split like a POSIX shell would split words, and nothing
-more: no pipes, no `;`, no `$(...)`, no globbing. Only make, ls, pwd, cat and
-uv may run, by bare name, plus the programs the user allowed for the session
-(`/allow-cmd NAME`, carried in `ToolContext.extra_commands`). Every argument
-that could name a file is held to the workspace rules (inside, not hidden),
-and each built-in program has its own extra rules, e.g. make may not be
-pointed at another makefile or folder.
+more: no pipes, no `;`, no `$(...)`, no globbing, no control characters. Only
+make, ls, pwd, cat and uv may run, by bare name, plus the programs the user
+allowed for the session (`/allow-cmd NAME`, carried in
+`ToolContext.extra_commands`). Each built-in program's options are read
+against its table in `command_rules.py` (an allow-list: an option not listed
+is refused), and every word that could name a file is held to the workspace
+rules (inside, not hidden). make may not be given variables or be pointed at
+another makefile or folder; uv runs its read-only subcommands, asks the user
+before `uv run` and `uv sync`, and refuses the rest (`uv_gate.py`).
 """
 
 from __future__ import annotations
@@ -17,34 +20,38 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from coding_harness.daemon.tools.argv_rules import check_option_paths, check_words, parse
+from coding_harness.daemon.tools.command_rules import (
+    CAT,
+    LS,
+    MAKE,
+    MAKE_ASSIGNMENT_REFUSED,
+    PWD,
+)
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import describe_kind
 from coding_harness.daemon.tools.process import ProcessResult, run_process
+from coding_harness.daemon.tools.uv_gate import ask_to_run, plan_uv
 from coding_harness.daemon.tools.workspace import Workspace, is_hidden_name
 
 ALLOWED = ("cat", "ls", "make", "pwd", "uv")
 _OPERATOR = re.compile(r"[;|&`]|\$\(|\$\{|^\d*[<>]")
-_MAKE_SHORT_REFUSED = set("fCEI")
-_MAKE_SHORT_WITH_VALUE = set("jlWoO")
-_MAKE_LONG_REFUSED = ("file", "makefile", "directory", "eval", "include-dir")
-_MAKE_VARS_REFUSED = {
-    "SHELL", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "MAKESHELL", ".SHELLFLAGS",
-}  # fmt: skip
-_MAKE_ASSIGNMENT = re.compile(r"^([^=:+?!\s]+)\s*(:::=|::=|:=|\+=|\?=|!=|=)(.*)$", re.DOTALL)
-_LS_HIDDEN_SHORT = set("aAf")  # -f implies -a
-_LS_HIDDEN_LONG = ("all", "almost-all")
-_URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _COMMAND_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+# ls prints '?' for control characters in file names, so none reach the output.
+_LS_SAFE_NAMES = "-q"
 
 
 async def run_shell(ctx: ToolContext, command: str) -> str:
     """Run one whitelisted command in the workspace and report its output."""
     argv = parse_command(command, allowed_extras(ctx.extra_commands))
-    check_command(ctx, argv)
-    result = await run_process(
-        argv, ctx.workspace.root, ctx.command_timeout, env=ctx.command_environment()
-    )
+    if check_command(ctx, argv) == "ask":
+        declined = await ask_to_run(ctx, argv)
+        if declined is not None:
+            return declined
+    run_argv = [argv[0], _LS_SAFE_NAMES, *argv[1:]] if argv[0] == "ls" else argv
+    result = await run_process(run_argv, ctx.workspace.root, ctx.command_timeout)
     output = filter_ls_output(result.output) if argv[0] == "ls" else result.output
     return _report(output, result, ctx.command_timeout)
 
@@ -76,28 +83,34 @@ def parse_command(command: str, extras: frozenset[str] = frozenset()) -> list[st
                 f"refused: {word!r} looks like shell syntax, and no shell is used. Pipes, "
                 "';', '&&', redirections and $(...) are not available: run one command per call"
             )
+        if control := _CONTROL.search(word):
+            what = "a NUL byte" if control.group() == "\x00" else "a control character"
+            raise ToolRefusal(f"refused: {word!r} holds {what}, which no command needs")
     return argv
 
 
-def check_command(ctx: ToolContext, argv: list[str]) -> None:
-    """Apply the workspace rules to every argument, then the program's own rules."""
+def check_command(ctx: ToolContext, argv: list[str]) -> str:
+    """Apply the program's rules; "run" when it may run now, "ask" when the user decides."""
     program, args = argv[0], argv[1:]
     if program not in ALLOWED:  # a program the user allowed for this session
         _check_extra(ctx, program, args)
-        return
-    if program == "uv" and ctx.dry_run:
-        raise ToolRefusal(
-            "refused: uv is unavailable in this run because the user asked for a dry run "
-            "(--dry-run): they only want to preview the proposed diffs, and uv can write files"
-        )
+        return "run"
+    if program == "uv":
+        if ctx.dry_run:
+            raise ToolRefusal(
+                "refused: uv is unavailable in this run because the user asked for a dry run "
+                "(--dry-run): they only want to preview the proposed diffs, and uv can write "
+                "files"
+            )
+        return plan_uv(ctx.workspace, args).access
     rules: dict[str, Callable[[Workspace, list[str]], None]] = {
         "make": _check_make,
         "ls": _check_ls,
         "cat": _check_cat,
-        "uv": _check_uv,
         "pwd": _check_pwd,
     }
     rules[program](ctx.workspace, args)
+    return "run"
 
 
 def _check_extra(ctx: ToolContext, program: str, args: list[str]) -> None:
@@ -106,113 +119,40 @@ def _check_extra(ctx: ToolContext, program: str, args: list[str]) -> None:
             f"refused: '{program}' was allowed for this session, but this is a dry run "
             "(--dry-run), in which only the built-in programs run, since others may write files"
         )
-    _check_words(ctx.workspace, args)
-
-
-def _check_words(workspace: Workspace, words: list[str]) -> None:
-    """Options may carry a path (`--opt=PATH`, `-pPATH`); other words may be paths."""
-    for word in words:
-        if word.startswith("--"):
-            value = word.partition("=")[2]
-        elif word.startswith("-"):
-            value = word[2:] if "/" in word else ""
-        else:
-            value = word
-        if value:
-            _check_path(workspace, value)
-
-
-def _check_path(workspace: Workspace, word: str) -> Path:
-    """The word read as a path: it must stay inside and name nothing hidden."""
-    return workspace.resolve_visible(word)
+    check_words(ctx.workspace, args)
 
 
 def _check_make(workspace: Workspace, args: list[str]) -> None:
-    targets: list[str] = []
-    for arg in args:
-        assignment = _MAKE_ASSIGNMENT.match(arg)
-        if arg.startswith("-"):
-            _check_make_option(arg)
-        elif assignment:
-            _check_make_variable(workspace, arg, *assignment.groups())
-            continue
-        targets.append(arg)
-    _check_words(workspace, targets)
-
-
-def _check_make_option(arg: str) -> None:
-    if arg.startswith("--"):
-        name = arg[2:].partition("=")[0]
-        if name and any(long.startswith(name) for long in _MAKE_LONG_REFUSED):
-            raise _make_refusal(arg)
-        return
-    for letter in arg[1:]:
-        if letter in _MAKE_SHORT_REFUSED:
-            raise _make_refusal(arg)
-        if letter in _MAKE_SHORT_WITH_VALUE:
-            return
-
-
-def _make_refusal(arg: str) -> ToolRefusal:
-    return ToolRefusal(
-        f"refused: make option '{arg}' is not allowed. make runs only the workspace's own "
-        "makefile, in the workspace root (no -f, -C, -I, --eval)"
-    )
-
-
-def _check_make_variable(workspace: Workspace, arg: str, name: str, op: str, value: str) -> None:
-    if name.upper() in _MAKE_VARS_REFUSED or op == "!=" or re.search(r"\$[({]|`", value):
-        raise ToolRefusal(
-            f"refused: '{arg}' is not allowed; make variables on the command line may not "
-            "set SHELL or MAKEFLAGS, run commands or expand $(...)"
-        )
-    if "/" in value or is_hidden_name(value):
-        _check_path(workspace, value)
+    parsed = parse("make", MAKE, args)
+    for word in parsed.operands:
+        if "=" in word:
+            raise ToolRefusal("refused: " + MAKE_ASSIGNMENT_REFUSED.format(word=word))
+        workspace.resolve_visible(word)
 
 
 def _check_ls(workspace: Workspace, args: list[str]) -> None:
-    for arg in args:
-        if _ls_shows_hidden(arg):
-            raise ToolRefusal(f"refused: 'ls {arg}' would list hidden files, which are off limits")
-    _check_words(workspace, args)
-
-
-def _ls_shows_hidden(arg: str) -> bool:
-    if arg.startswith("--"):
-        name = arg[2:].partition("=")[0]
-        return bool(name) and any(long.startswith(name) for long in _LS_HIDDEN_LONG)
-    return arg.startswith("-") and bool(_LS_HIDDEN_SHORT & set(arg[1:]))
+    parsed = parse("ls", LS, args)
+    check_option_paths(workspace, parsed)
+    for word in parsed.operands:
+        workspace.resolve_visible(word)
 
 
 def _check_cat(workspace: Workspace, args: list[str]) -> None:
-    for arg in args:
-        if arg.startswith("-"):
-            continue
-        real = _check_path(workspace, arg)
+    for word in parse("cat", CAT, args).operands:
+        real = workspace.resolve_visible(word)
         if real.is_relative_to("/proc") or real.is_relative_to("/dev"):
-            raise ToolRefusal(f"refused: cat does not read '{arg}'")
+            raise ToolRefusal(f"refused: cat does not read '{word}'")
         try:
             mode = real.stat().st_mode
         except OSError:
             continue  # cat itself reports a missing file
         if not stat.S_ISREG(mode):
-            raise ToolRefusal(f"refused: '{arg}' is {describe_kind(mode)}; cat reads only files")
-
-
-def _check_uv(workspace: Workspace, args: list[str]) -> None:
-    if "run" in args:
-        for arg in args[args.index("run") + 1 :]:
-            value = arg.partition("=")[2] if arg.startswith("--") else arg
-            if arg == "-" or _URL.match(value):
-                raise ToolRefusal(
-                    f"refused: 'uv run {arg}' would run code from standard input or the "
-                    "network; run a script or module that is in the workspace"
-                )
-    _check_words(workspace, [arg for arg in args if not _URL.match(arg)])
+            raise ToolRefusal(f"refused: '{word}' is {describe_kind(mode)}; cat reads only files")
 
 
 def _check_pwd(workspace: Workspace, args: list[str]) -> None:
-    _check_words(workspace, args)
+    if parse("pwd", PWD, args).operands:
+        raise ToolRefusal("refused: pwd takes no arguments; it prints the workspace root")
 
 
 def filter_ls_output(output: str) -> str:

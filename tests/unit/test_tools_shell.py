@@ -80,7 +80,8 @@ def test_allowed_commands_run_in_the_workspace(root: Path) -> None:
     assert shell(root, "cat README.md") == "# Demo\n(exit 0)"
     assert shell(root, "pwd") == f"{root}\n(exit 0)"
     assert shell(root, "make hello") == "hello from make\n(exit 0)"
-    assert shell(root, "make show NAME=world") == "NAME=world\n(exit 0)"
+    # Command-line variables are refused now (`make show NAME=world`): see test_tools_command_rules.
+    assert shell(root, "make show") == "NAME=\n(exit 0)"
     missing = shell(root, "cat nope.txt")
     assert "No such file" in missing
     assert missing.endswith("(exit 1)")
@@ -169,7 +170,7 @@ def test_uv_is_refused_under_dry_run(root: Path) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["uv run -", "uv run https://example.com/x.py", "uv run --script=http://h/x.py", "uv run -q -"],
+    ["uv run -", "uv run https://example.com/x.py", "uv run -q -", "uv run -- -"],
 )
 def test_uv_run_from_stdin_or_network_is_refused(root: Path, command: str) -> None:
     assert "standard input or the network" in shell(root, command)
@@ -178,7 +179,8 @@ def test_uv_run_from_stdin_or_network_is_refused(root: Path, command: str) -> No
 def test_uv_paths_outside_are_refused(root: Path) -> None:
     assert "outside the workspace" in shell(root, "uv run --directory /tmp pytest")
     assert "hidden" in shell(root, "uv run --env-file=.env app.py")
-    assert "outside the workspace" in shell(root, "uv run -p/usr/bin/python3 app.py")
+    # Choosing another interpreter is refused outright now, whatever its path.
+    assert "another interpreter" in shell(root, "uv run -p/usr/bin/python3 app.py")
 
 
 def test_cat_refuses_fifos(root: Path) -> None:
