@@ -4,6 +4,9 @@ Tools register by decorator on a `ToolRegistry`; a name registered twice is an
 error. `BoundTools` is the `ToolExecutor` the agent loop sees for one turn: it
 checks each call (name, JSON, argument names and types) before the handler
 runs, so whatever the model sends, it gets back a result it can act on.
+It is also where secrets are kept in (`secret_guard.py`): a call carrying a
+known secret value is refused, and every result, event and approval request a
+tool produces has those values redacted.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from coding_harness.daemon.seams import JSONObject, ToolCall, ToolExecutor
+from coding_harness.daemon.secret_log import KNOWN_SECRETS, install_log_redaction
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
+from coding_harness.daemon.tools.secret_guard import guarded, leak_refusal
 
 log = logging.getLogger(__name__)
 
@@ -118,18 +123,31 @@ class BoundTools:
         self.ctx = ctx
         self.names = registry.names() if names is None else list(names)
         registry.schemas(self.names)  # fail early on a name that is not registered
+        self._tool_ctx = guarded(ctx)
+        # The log outlives the turn: it learns this turn's secrets (and, should the
+        # daemon's start-up not have done it, gets its filter).
+        KNOWN_SECRETS.learn(ctx.secrets)
+        install_log_redaction()
 
     def schemas(self) -> list[JSONObject]:
         return self.registry.schemas(self.names)
 
     async def execute(self, call: ToolCall) -> str:
-        """Run one call; every problem the model can fix comes back as the result."""
+        """Run one call; every problem the model can fix comes back as the result,
+        with every secret value the session knows redacted."""
+        return self.ctx.secrets.redact(await self._execute(call))
+
+    async def _execute(self, call: ToolCall) -> str:
         try:
             spec, arguments = self._check(call)
         except ToolRefusal as refusal:
             return str(refusal)
+        leak = leak_refusal(spec.name, arguments, self.ctx.secrets)
+        if leak is not None:
+            log.warning("refused a %s call carrying a secret value", spec.name)
+            return leak
         try:
-            return await spec.handler(self.ctx, **arguments)
+            return await spec.handler(self._tool_ctx, **arguments)
         except ToolRefusal as refusal:
             return str(refusal)
         except asyncio.CancelledError:
