@@ -1,0 +1,36 @@
+"""The approval question: y/n/s from a line, worded for an edit or for a command."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from coding_harness.client.approval_prompt import COMMAND_QUESTION, QUESTION, ask, question
+from coding_harness.client.style import Style
+
+
+def answer(lines: list[str], **kind: str) -> tuple[tuple[str, str] | None, str]:
+    out = io.StringIO()
+    feed = iter(lines)
+    result = ask(Style(out), read_line=lambda: next(feed, ""), **kind)
+    return result, out.getvalue()
+
+
+def test_a_command_is_asked_as_a_command() -> None:
+    result, shown = answer(["n\n"], kind="command")
+    assert result == ("no", "")
+    assert shown == COMMAND_QUESTION
+    assert shown.startswith("Run this command?")
+
+
+@pytest.mark.parametrize("kind", [{}, {"kind": "edit"}, {"kind": "something-newer"}])
+def test_an_edit_and_any_other_kind_keep_the_edit_question(kind: dict[str, str]) -> None:
+    result, shown = answer(["maybe\n", "s\n", "not now\n"], **kind)
+    assert result == ("skip", "not now")
+    assert shown.startswith(QUESTION + "Please answer y, n or s.\n" + QUESTION)
+
+
+def test_question_by_kind() -> None:
+    assert question("command") == COMMAND_QUESTION
+    assert question("edit") == question(None) == QUESTION
