@@ -112,6 +112,7 @@ def collect_secrets(key_variables: Iterable[str], *environments: Mapping[str, st
                 if _plausible(value):
                     origins.setdefault(value, name)
             for password in _url_passwords(value):
+                names.add(name)
                 origins.setdefault(password, name)
                 origins.setdefault(value, name)
     return secrets_from(origins, names)

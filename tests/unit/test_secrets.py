@@ -93,7 +93,7 @@ def test_only_values_that_look_secret_count_for_names_that_look_secret() -> None
     }
     found = collect_secrets([], env)
     assert "GIT_AUTHOR_NAME" not in found.names
-    assert {"AUTH_MODE", "SSH_AUTH_SOCK", "MY_CREDENTIALS"} <= found.names
+    assert {"AUTH_MODE", "SSH_AUTH_SOCK", "MY_CREDENTIALS", "DATABASE_URL"} <= found.names
     assert set(found.values) == {
         "db-pass-77c1",
         "postgres://app:db-pass-77c1@db/app",
