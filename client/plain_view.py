@@ -5,7 +5,9 @@ the one-shot path never imports rich. With `stream_reply` the reply is written
 as it arrives (the REPL); without, it is written once when the turn ends,
 exactly as the model wrote it apart from neutralised control characters, so
 scripts can read it. Reasoning goes to standard error, dimmed, apart from the
-reply.
+reply. A long wait for the model gets a line on standard error now and then
+("waiting for the model (30 s)"): after WAIT_FIRST seconds, then every
+WAIT_EVERY.
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ from typing import TextIO
 
 from .sanitize import visible
 from .style import Style
+
+WAIT_FIRST = 10.0
+WAIT_EVERY = 30.0
+
+
+def waiting_text(seconds: float) -> str:
+    return f"waiting for the model ({seconds:.0f} s)"
 
 
 class PlainView:
@@ -24,9 +33,21 @@ class PlainView:
         self._out_mid_line = False
         self._err_mid_line = False
         self._streamed = False
+        self._next_wait_line = WAIT_FIRST
+        self._last_wait = 0.0
 
     def busy(self, label: str) -> None:
         """No spinner here: nothing to animate off a terminal."""
+
+    def waiting(self, seconds: float, done: bool) -> None:
+        """A line at WAIT_FIRST seconds, then every WAIT_EVERY; a new wait starts over."""
+        if done or seconds < self._last_wait:
+            self._next_wait_line = WAIT_FIRST
+        self._last_wait = 0.0 if done else seconds
+        if done or seconds < self._next_wait_line:
+            return
+        self.line(waiting_text(seconds), "dim")
+        self._next_wait_line = (seconds // WAIT_EVERY + 1) * WAIT_EVERY
 
     def reply_delta(self, text: str) -> None:
         if not self.stream_reply or not text:

@@ -6,7 +6,9 @@ captures the answer alone. Standard error shows the same in every output
 format; `-q` keeps it to what a person must see: errors, waiting notices, and
 a change put to them for approval with its full diff. `stream-json` writes
 each event as one JSON line on standard output; both JSON formats end with
-`result_object`, and nothing else goes to standard output.
+`result_object`, and nothing else goes to standard output. While the model
+has not started answering, `model.waiting` events say for how long; a view
+shows that as it can (a status line, a line now and then), and `-q` not at all.
 
 How things look is a `View`'s job: `plain_view.PlainView` (ANSI or none, the
 lean default) or `rich_view.RichView` (a terminal: Markdown, spinner).
@@ -114,6 +116,11 @@ class TurnPrinter:
     def _on_reasoning_delta(self, data: dict[str, Any]) -> None:
         if self.chatter:
             self.view.reasoning_delta(str(data.get("text", "")))
+
+    def _on_model_waiting(self, data: dict[str, Any]) -> None:
+        seconds = data.get("seconds")
+        if self.chatter and isinstance(seconds, int | float):
+            self.view.waiting(float(seconds), data.get("done") is True)
 
     def _on_tool_call(self, data: dict[str, Any]) -> None:
         from .tool_line import tool_line  # only once a tool is called

@@ -1,7 +1,9 @@
 """The terminal view: live preview and spinner, Markdown answers, colored diffs.
 
 While the model works, a transient status area shows a spinner with the
-elapsed time and the tail of the text streaming in (reasoning dimmed). When
+elapsed time and the tail of the text streaming in (reasoning dimmed); while
+it has not started answering, the spinner says "waiting for the model (N s)",
+counting from the daemon's `model.waiting` events. When
 a stretch of answer ends (a tool call, the end of the turn) the area is
 cleared and that text is printed once, rendered as Markdown; reasoning is
 printed dimmed on standard error, apart from the answer. Where the status
@@ -28,6 +30,7 @@ from rich.text import Text
 from .diff_lines import numbered_lines
 from .sanitize import visible
 
+WAITING = "waiting for the model"
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 ASCII_FRAMES = "-\\|/"
 PREVIEW_LINES = 8
@@ -73,6 +76,7 @@ class RichView:
         self._reasoning: list[str] = []
         self._label: str | None = None
         self._since = 0.0
+        self._before_wait: str | None = None  # the label a wait for the model replaced
         self._streamed = False
         utf8 = (out.encoding or "").lower().startswith("utf")
         self._frames = FRAMES if utf8 else ASCII_FRAMES
@@ -80,8 +84,22 @@ class RichView:
     # -- the View protocol ------------------------------------------------
     def busy(self, label: str) -> None:
         with self._lock:
+            self._before_wait = None
             if label != self._label:
                 self._label, self._since = label, time.monotonic()
+        self._show_area()
+
+    def waiting(self, seconds: float, done: bool) -> None:
+        """The spinner counts the wait for the model; when it ends, it says what it said."""
+        with self._lock:
+            if done:
+                if self._before_wait is not None and self._label == WAITING:
+                    self._label, self._since = self._before_wait, time.monotonic()
+                self._before_wait = None
+            else:
+                if self._label != WAITING:
+                    self._before_wait = self._label or "thinking"
+                self._label, self._since = WAITING, time.monotonic() - seconds
         self._show_area()
 
     def reply_delta(self, text: str) -> None:
@@ -143,7 +161,9 @@ class RichView:
         lines = [(style, _crop(line, width)) for line in tail]
         if label is not None:
             frame = self._frames[int(time.monotonic() * 10) % len(self._frames)]
-            lines.append(("cyan", f"{frame} {label} {time.monotonic() - since:.1f}s"))
+            elapsed = time.monotonic() - since
+            status = f"{label} ({elapsed:.0f} s)" if label == WAITING else f"{label} {elapsed:.1f}s"
+            lines.append(("cyan", f"{frame} {status}"))
         return lines
 
     def status_renderable(self) -> RenderableType:

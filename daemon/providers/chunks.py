@@ -40,6 +40,7 @@ class ReplyAssembler:
         self._last_index: int | None = None
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
+        self.size = 0  # characters of text, reasoning and tool-call arguments so far
 
     @property
     def finished(self) -> bool:
@@ -83,10 +84,12 @@ class ReplyAssembler:
             text = delta.get("content")
             if isinstance(text, str) and text:
                 self._content.append(text)
+                self.size += len(text)
                 sink.text_delta(text)
             thought = _reasoning_in(delta)
             if thought:
                 self._reasoning.append(thought)
+                self.size += len(thought)
                 sink.reasoning_delta(thought)
             fragments = delta.get("tool_calls")
             for fragment in fragments if isinstance(fragments, list) else []:
@@ -107,7 +110,9 @@ class ReplyAssembler:
         name = function.get("name")
         if not call.name and isinstance(name, str):
             call.name = name
-        call.arguments.append(arguments_text(function.get("arguments")))
+        piece = arguments_text(function.get("arguments"))
+        call.arguments.append(piece)
+        self.size += len(piece)
 
     def _call_for(self, fragment: JSONObject) -> _PartialCall:
         index = fragment.get("index")

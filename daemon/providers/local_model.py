@@ -3,7 +3,10 @@
 Local OpenAI-compatible servers (mlx_lm.server, Ollama, LM Studio) are asked for
 the whole answer in one JSON body, as the reference designs do; their streamed
 tool calls are the least reliable part of them. The text is handed to the sink
-once the answer is in, so attached clients still see it.
+once the answer is in, so attached clients still see it. The first byte of
+that answer may take the whole generation, so the profile's
+`timeouts.first_byte` defaults to a longer wait here (`profiles.default_limits`);
+the body is read up to `bodies.WHOLE_ANSWER_LIMIT`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import logging
 
 import httpx
 
+from coding_harness.daemon.providers.bodies import read_error_body, read_whole_answer
 from coding_harness.daemon.providers.chunks import reply_from_completion
 from coding_harness.daemon.providers.errors import error_from_response
 from coding_harness.daemon.providers.openai_stream import (
@@ -21,12 +25,14 @@ from coding_harness.daemon.providers.openai_stream import (
     request_headers,
 )
 from coding_harness.daemon.providers.profile_model import ProfileModel
+from coding_harness.daemon.providers.stall import StallWatch
 from coding_harness.daemon.providers.transport_errors import translate_httpx_error
 from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)
 
-LOCAL_TIMEOUT = httpx.Timeout(connect=30.0, read=600.0, write=60.0, pool=30.0)
+# No read limit here: `StallWatch` times the first byte and the gaps (profile `timeouts`).
+LOCAL_TIMEOUT = httpx.Timeout(connect=30.0, read=None, write=60.0, pool=30.0)
 
 
 class LocalModel(ProfileModel):
@@ -38,18 +44,24 @@ class LocalModel(ProfileModel):
         body["stream"] = False
         log.debug("POST %s (whole answer, model %s)", endpoint, payload.get("model"))
         try:
-            async with self._borrow() as client:
-                response = await client.post(
+            async with (
+                StallWatch(self._profile, sink).guard() as watch,
+                self._borrow() as client,
+                client.stream(
+                    "POST",
                     endpoint,
                     json=body,
                     headers=request_headers(self._api_key, "application/json"),
                     timeout=LOCAL_TIMEOUT,
-                )
+                ) as response,
+            ):
+                if not response.is_success:
+                    text = await read_error_body(response, watch)
+                    profile = self._profile
+                    raise error_from_response(response.status_code, text, response.headers, profile)
+                text = await read_whole_answer(response, watch, endpoint)
         except HTTP_ERRORS as exc:
             raise translate_httpx_error(exc, endpoint, LOCAL_TIMEOUT) from exc
-        text = response.content.decode("utf-8", errors="replace")
-        if not response.is_success:
-            raise error_from_response(response.status_code, text, response.headers, self._profile)
         reply = reply_from_completion(parse_json(text, endpoint, "the body"), endpoint)
         replay(reply, sink)
         return reply

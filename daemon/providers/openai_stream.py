@@ -2,8 +2,9 @@
 
 One POST with `"stream": true` and usage requested; the SSE body goes through
 `SSEDecoder` into `ReplyAssembler` until `data: [DONE]`. There is no total time
-limit: a stream that keeps sending runs as long as it needs, and only silence
-longer than the idle timeout ends it. A stream that stops before `[DONE]` and
+limit: a stream that keeps sending runs as long as it needs; the profile's
+`timeouts` bound the wait for its first byte and the silence between two
+pieces (`stall.py`), and `bodies.py` caps what is read. A stream that stops before `[DONE]` and
 before any finish_reason is a `ModelStreamCut`, never a quietly partial reply.
 After `[DONE]` the rest of the body (its end, over HTTP/1.1 the last chunk) is
 read too: a response left unread closes its connection, and the next call
@@ -21,6 +22,14 @@ from typing import Any
 import httpx
 
 from coding_harness.daemon.providers.answer_errors import error_in_answer
+from coding_harness.daemon.providers.bodies import (
+    EVENT_LIMIT,
+    STREAMED_ANSWER_LIMIT,
+    read_error_body,
+    read_whole_answer,
+    size_text,
+    too_large,
+)
 from coding_harness.daemon.providers.chunks import ReplyAssembler, reply_from_completion
 from coding_harness.daemon.providers.errors import (
     ModelBadResponse,
@@ -28,13 +37,15 @@ from coding_harness.daemon.providers.errors import (
     error_from_response,
 )
 from coding_harness.daemon.providers.profile_model import ProfileModel
-from coding_harness.daemon.providers.sse import SSEDecoder, SSEEvent
+from coding_harness.daemon.providers.sse import SSEDecoder, SSEEvent, SSEEventTooLarge
+from coding_harness.daemon.providers.stall import StallWatch
 from coding_harness.daemon.providers.transport_errors import translate_httpx_error
 from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)
 
-STREAM_TIMEOUT = httpx.Timeout(connect=30.0, read=300.0, write=60.0, pool=30.0)
+# No read limit here: `StallWatch` times the first byte and the gaps (profile `timeouts`).
+STREAM_TIMEOUT = httpx.Timeout(connect=30.0, read=None, write=60.0, pool=30.0)
 DONE = "[DONE]"
 HTTP_ERRORS = (httpx.HTTPError, httpx.InvalidURL)
 # After `[DONE]`: how long, and how many bytes, to read for the end of the body.
@@ -67,6 +78,7 @@ class OpenAIStreamingModel(ProfileModel):
         log.debug("POST %s (streaming, model %s)", endpoint, payload.get("model"))
         try:
             async with (
+                StallWatch(self._profile, sink).guard() as watch,
                 self._borrow() as client,
                 client.stream(
                     "POST",
@@ -76,39 +88,47 @@ class OpenAIStreamingModel(ProfileModel):
                     timeout=STREAM_TIMEOUT,
                 ) as response,
             ):
-                return await self._read(response, sink)
+                return await self._read(response, sink, watch)
         except HTTP_ERRORS as exc:
             raise translate_httpx_error(exc, endpoint, STREAM_TIMEOUT) from exc
 
-    async def _read(self, response: httpx.Response, sink: StreamSink) -> ModelReply:
+    async def _read(
+        self, response: httpx.Response, sink: StreamSink, watch: StallWatch
+    ) -> ModelReply:
+        endpoint = self._profile.endpoint
         if not response.is_success:
-            text = (await response.aread()).decode("utf-8", errors="replace")
+            text = await read_error_body(response, watch)
             raise error_from_response(response.status_code, text, response.headers, self._profile)
         if _is_json(response):
-            return await self._read_whole(response, sink)
-        return await read_event_stream(response, sink, self._profile.endpoint)
-
-    async def _read_whole(self, response: httpx.Response, sink: StreamSink) -> ModelReply:
-        """A server that ignored `stream: true` and answered with one JSON body."""
-        endpoint = self._profile.endpoint
-        text = (await response.aread()).decode("utf-8", errors="replace")
-        reply = reply_from_completion(parse_json(text, endpoint, "body"), endpoint)
-        replay(reply, sink)
-        return reply
+            # A server that ignored `stream: true` and answered with one JSON body.
+            text = await read_whole_answer(response, watch, endpoint)
+            reply = reply_from_completion(parse_json(text, endpoint, "body"), endpoint)
+            replay(reply, sink)
+            return reply
+        return await read_event_stream(response, sink, endpoint, watch)
 
 
 async def read_event_stream(
-    response: httpx.Response, sink: StreamSink, endpoint: str
+    response: httpx.Response, sink: StreamSink, endpoint: str, watch: StallWatch
 ) -> ModelReply:
     """Fold an SSE body into a reply; stops at `[DONE]`."""
-    decoder = SSEDecoder()
+    decoder = SSEDecoder(EVENT_LIMIT)
     assembler = ReplyAssembler(endpoint)
     pieces = response.aiter_bytes()
     async for piece in pieces:
-        for event in decoder.feed_bytes(piece):
+        watch.arrived()
+        for event in _events(decoder, piece, endpoint):
             if handle_event(event, assembler, sink, endpoint):
+                watch.done()
                 await drain(pieces)
                 return assembler.result()
+        if assembler.size > STREAMED_ANSWER_LIMIT:
+            raise ModelBadResponse(
+                f"the answer from {endpoint} grew past {size_text(STREAMED_ANSWER_LIMIT)}"
+                " characters; it was not read further",
+                endpoint=endpoint,
+                retryable=False,
+            )
     decoder.close()
     if assembler.finished:
         return assembler.result()
@@ -132,6 +152,13 @@ async def drain(pieces: AsyncIterator[bytes]) -> None:
                     return
     except (TimeoutError, *HTTP_ERRORS):
         log.debug("no clean end of body after [DONE]; the connection is not reused")
+
+
+def _events(decoder: SSEDecoder, piece: bytes, endpoint: str) -> list[SSEEvent]:
+    try:
+        return decoder.feed_bytes(piece)
+    except SSEEventTooLarge:
+        raise too_large(endpoint, "one server-sent event", EVENT_LIMIT) from None
 
 
 def handle_event(

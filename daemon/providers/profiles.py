@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from .generation import sampling_only
 
@@ -49,6 +50,31 @@ class RetrySettings:
     max_retry_after: float = 60.0
 
 
+# How long a silent server is waited for, in seconds (docs/configuration.md, "Silent servers").
+FIRST_BYTE_SECONDS = 120.0
+# When prompt processing runs on this machine, or the whole answer comes at once.
+SLOW_FIRST_BYTE_SECONDS = 300.0
+IDLE_SECONDS = 60.0
+MAX_WAIT_SECONDS = 3600.0
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StallLimits:
+    """How long to wait for the first byte of an answer, and then between two pieces of it."""
+
+    first_byte: float = FIRST_BYTE_SECONDS
+    idle: float = IDLE_SECONDS
+
+
+def default_limits(kind: ProviderType, endpoint: str) -> StallLimits:
+    """A local server (or one asked for the whole answer at once) gets longer to start."""
+    local = (urlsplit(endpoint).hostname or "").lower() in LOOPBACK_HOSTS
+    if kind == "mlx" or local:
+        return StallLimits(first_byte=SLOW_FIRST_BYTE_SECONDS)
+    return StallLimits()
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ProviderProfile:
     name: str
@@ -59,6 +85,7 @@ class ProviderProfile:
     generation: Mapping[str, Any] = field(default_factory=dict)
     pricing: Mapping[str, float] | None = None
     retry: RetrySettings = RetrySettings()
+    timeouts: StallLimits = StallLimits()
 
 
 def bad(origin_of: OriginOf, path: KeyPath, what: str) -> ConfigError:
@@ -108,6 +135,9 @@ def parse_profile(
         generation=_generation(raw.get("generation"), origin_of, at, problems),
         pricing=_pricing(raw.get("pricing"), origin_of, at),
         retry=parse_retry(raw.get("retry"), origin_of, (*at, "retry"), retry),
+        timeouts=parse_limits(
+            raw.get("timeouts"), origin_of, (*at, "timeouts"), default_limits(kind, endpoint)
+        ),
     )
 
 
@@ -151,6 +181,28 @@ def parse_retry(raw: Any, origin_of: OriginOf, at: KeyPath, base: RetrySettings)
     if unknown:
         raise bad(origin_of, (*at, unknown[0]), "is not a retry setting")
     return RetrySettings(**values)
+
+
+def parse_limits(raw: Any, origin_of: OriginOf, at: KeyPath, base: StallLimits) -> StallLimits:
+    """`base` with the `timeouts` keys `raw` sets; a bad value raises naming its key."""
+    if raw is None:
+        return base
+    if not isinstance(raw, Mapping):
+        raise bad(origin_of, at, "must be an object")
+    values: dict[str, float] = {}
+    for key in ("first_byte", "idle"):
+        value = raw.get(key, getattr(base, key))
+        if not (_number(value) and 0 < value <= MAX_WAIT_SECONDS):
+            raise bad(
+                origin_of,
+                (*at, key),
+                f"must be a number of seconds above 0, at most {MAX_WAIT_SECONDS:g}",
+            )
+        values[key] = float(value)
+    unknown = sorted(set(raw) - set(values))
+    if unknown:
+        raise bad(origin_of, (*at, unknown[0]), "is not a timeout (first_byte, idle)")
+    return StallLimits(**values)
 
 
 def _number(value: Any) -> bool:

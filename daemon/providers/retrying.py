@@ -9,7 +9,9 @@ is the server's Retry-After when it sent one (a longer one than
 `base_delay * 2**(retry - 1)`, capped at `max_delay` ("full jitter").
 
 A connection nobody answers is retried briefly: a local server being started
-gets a moment, a missing one is reported soon. An answer that fails half-way
+gets a moment, a missing one is reported soon. A server that went silent
+(`stall.py`: no first byte, or a long gap) is asked again once at most: a
+second silence is reported, since each costs the whole limit. An answer that fails half-way
 (a 200 whose stream is cut, or that reports an `error` event or chunk: see
 `answer_errors.py`) is asked again whole as long as none of it was shown: a
 tool call it was streaming is dropped with it, and no tool runs while a model
@@ -18,6 +20,10 @@ user is never asked again, since the user would see it twice; the error says
 so, and the partial answer is not kept. Only the reply that succeeds reaches
 the caller, so usage is counted once.
 The wait is a plain `sleep`, so cancelling the turn stops it at once.
+
+While a request waits for its first byte, `on_waiting(seconds, done)` is
+called every few seconds (see `stall.py`); `with_retries` publishes it as a
+`model.waiting {seconds, done}` event, so clients can say what they wait for.
 """
 
 from __future__ import annotations
@@ -40,19 +46,29 @@ from coding_harness.daemon.seams import EventSink, JSONObject, Model, ModelReply
 from coding_harness.protocol.methods import EventKind
 
 Notify = Callable[[str], object]
+OnWaiting = Callable[[float, bool], object]
 Sleep = Callable[[float], Awaitable[object]]
 
 # Nothing answering: this many tries at most, waiting at most this long between them.
 UNAVAILABLE_ATTEMPTS = 3
 UNAVAILABLE_MAX_DELAY = 1.0
+# A silent server: asked this many times at most.
+STALL_ATTEMPTS = 2
+# The event a request waiting for its first byte sends; add it to protocol.methods.EventKind.
+MODEL_WAITING = "model.waiting"
 
 
 class _WatchedSink:
-    """Passes deltas on and remembers whether the user saw any."""
+    """Passes deltas on and remembers whether the user saw any; relays waits."""
 
-    def __init__(self, sink: StreamSink) -> None:
+    def __init__(self, sink: StreamSink, on_waiting: OnWaiting | None) -> None:
         self._sink = sink
+        self._on_waiting = on_waiting
         self.shown = False
+
+    def waiting(self, seconds: float, done: bool) -> None:
+        if self._on_waiting is not None:
+            self._on_waiting(seconds, done)
 
     def text_delta(self, text: str) -> None:
         self.shown = self.shown or bool(text)
@@ -74,9 +90,11 @@ class RetryingModel:
         settings: RetrySettings | None = None,
         sleep: Sleep = asyncio.sleep,
         rng: Callable[[], float] = random.random,
+        on_waiting: OnWaiting | None = None,
     ) -> None:
         self._model = model
         self._notify = notify
+        self._on_waiting = on_waiting
         self._settings = settings or RetrySettings()
         self._sleep = sleep
         self._rng = rng
@@ -86,7 +104,7 @@ class RetryingModel:
         return self._model.label
 
     async def complete(self, payload: JSONObject, sink: StreamSink) -> ModelReply:
-        watched = _WatchedSink(sink)
+        watched = _WatchedSink(sink, self._on_waiting)
         attempt = 1
         while True:
             try:
@@ -122,6 +140,8 @@ class RetryingModel:
     def _limit(self, exc: ModelError) -> int:
         if isinstance(exc, ModelUnavailable):
             return min(self._settings.attempts, UNAVAILABLE_ATTEMPTS)
+        if isinstance(exc, ModelTimeout):
+            return min(self._settings.attempts, STALL_ATTEMPTS)
         return self._settings.attempts
 
     def _ceiling(self, exc: ModelError, attempt: int) -> float:
@@ -165,4 +185,7 @@ def with_retries(model: Model, settings: RetrySettings, events: EventSink) -> Re
     def notify(message: str) -> None:
         events.emit(EventKind.NOTICE, {"message": message})
 
-    return RetryingModel(model, notify, settings=settings)
+    def on_waiting(seconds: float, done: bool) -> None:
+        events.emit(MODEL_WAITING, {"seconds": round(seconds, 1), "done": done})
+
+    return RetryingModel(model, notify, settings=settings, on_waiting=on_waiting)

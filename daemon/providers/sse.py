@@ -6,7 +6,9 @@ LF, even when a CRLF is split between two pieces; a leading byte order mark is
 dropped; lines starting with ':' are comments; an event is dispatched at a
 blank line, and an unterminated event at the end of the stream is discarded.
 Fields other than `event` and `data` (`id`, `retry`, unknown ones) are ignored:
-a chat-completions client has no use for reconnection.
+a chat-completions client has no use for reconnection. With a `limit`, an
+event (or a line) that grows past that many characters before it ends raises
+`SSEEventTooLarge`, so a stream that never ends a line cannot fill memory.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ _BOM = "\ufeff"
 DEFAULT_EVENT = "message"
 
 
+class SSEEventTooLarge(ValueError):
+    """An event grew past the decoder's limit without ending."""
+
+
 @dataclass(frozen=True, slots=True)
 class SSEEvent:
     event: str
@@ -29,7 +35,9 @@ class SSEEvent:
 class SSEDecoder:
     """Feed pieces of the stream in order; collect the events each piece completes."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
+        self._limit = limit
+        self._held = 0  # characters kept for the event being read: its line and data
         self._pending: list[str] = []
         self._started = False
         self._skip_lf = False
@@ -49,8 +57,14 @@ class SSEDecoder:
             chunk = chunk.removeprefix("\n")
         if "\r" not in chunk and "\n" not in chunk:
             self._pending.append(chunk)
+            self._hold(len(chunk))
             return []
         return self._split(chunk)
+
+    def _hold(self, size: int) -> None:
+        self._held += size
+        if self._limit is not None and self._held > self._limit:
+            raise SSEEventTooLarge(f"an event longer than {self._limit} characters")
 
     def feed_bytes(self, chunk: bytes) -> list[SSEEvent]:
         """Like `feed`, for raw bytes; a UTF-8 character split across pieces is kept whole."""
@@ -60,12 +74,14 @@ class SSEDecoder:
         """End of stream. An unterminated last event is discarded, so this returns []."""
         self.feed(self._bytes.decode(b"", final=True))
         self._pending.clear()
+        self._held = 0
         self._event = ""
         self._data.clear()
         return []
 
     def _split(self, chunk: str) -> list[SSEEvent]:
         text = "".join(self._pending) + chunk
+        self._held -= len(text) - len(chunk)
         self._pending.clear()
         events: list[SSEEvent] = []
         start = 0
@@ -77,6 +93,7 @@ class SSEDecoder:
         rest = text[start:]
         if rest:
             self._pending.append(rest)
+            self._hold(len(rest))
         self._skip_lf = text.endswith("\r")
         return events
 
@@ -92,9 +109,11 @@ class SSEDecoder:
             self._event = value
         elif name == "data":
             self._data.append(value)
+            self._hold(len(value))
         return None
 
     def _dispatch(self) -> SSEEvent | None:
+        self._held = 0
         if not self._data:
             self._event = ""
             return None

@@ -7,7 +7,10 @@ usage chunk, `data: [DONE]`) when the request asks to stream, or as one
 `chat.completion` JSON body when it does not. A `Fault` answers with an HTTP
 error, a cut stream or garbage instead, or with a 200 stream that fails
 part-way: the first chunks of a `Reply`, then an `event: error`, an `{"error":
-...}` chunk, or a dropped connection. Every request body is recorded.
+...}` chunk, or a dropped connection. Anything else with a `perform(handler,
+released)` method acts for itself (tests/support/model_faults.py: a server that
+stalls, a huge body); `released` is set when the server stops, so nothing it
+holds outlives the test. Every request body is recorded.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass
@@ -48,6 +51,15 @@ class Fault:
     error_chunk: dict[str, Any] | None = None
 
 
+class Act(Protocol):
+    """A scripted answer that writes itself (see tests/support/model_faults.py)."""
+
+    def perform(self, handler: BaseHTTPRequestHandler, released: threading.Event) -> None: ...
+
+
+Scripted = Reply | Fault | Act
+
+
 class _QuietServer(ThreadingHTTPServer):
     """Says nothing when a client hangs up mid-answer, as clients of a failed stream do."""
 
@@ -66,11 +78,12 @@ class FakeModelServer:
     `connections` counts the connections accepted, to see whether clients reuse them."""
 
     def __init__(
-        self, script: list[Reply | Fault] | None = None, *, tls: ssl.SSLContext | None = None
+        self, script: list[Scripted] | None = None, *, tls: ssl.SSLContext | None = None
     ) -> None:
-        self.script: list[Reply | Fault] = list(script or [])
+        self.script: list[Scripted] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.connections = 0
+        self.released = threading.Event()
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -95,6 +108,7 @@ class FakeModelServer:
         return self
 
     def stop(self) -> None:
+        self.released.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
@@ -105,11 +119,11 @@ class FakeModelServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def add(self, *items: Reply | Fault) -> None:
+    def add(self, *items: Scripted) -> None:
         with self._lock:
             self.script.extend(items)
 
-    def _next(self, payload: dict[str, Any]) -> Reply | Fault:
+    def _next(self, payload: dict[str, Any]) -> Scripted:
         with self._lock:
             self.requests.append(payload)
             if not self.script:
@@ -139,7 +153,9 @@ class FakeModelServer:
                 item = server._next(payload)
                 if isinstance(item, Reply) and item.delay:
                     time.sleep(item.delay)
-                if isinstance(item, Fault):
+                if not isinstance(item, Reply | Fault):
+                    item.perform(self, server.released)
+                elif isinstance(item, Fault):
                     _send_fault(self, item)
                 elif payload.get("stream"):
                     _send_stream(self, item)
@@ -180,14 +196,14 @@ def _send_fault(handler: BaseHTTPRequestHandler, fault: Fault) -> None:
 
 
 def _send_partial(handler: BaseHTTPRequestHandler, fault: Fault, reply: Reply) -> None:
-    _start_stream(handler)
+    start_stream(handler)
     for chunk in stream_chunks(reply)[: fault.after_chunks]:
-        _write_piece(handler, f"data: {json.dumps(chunk)}\n\n".encode())
+        write_piece(handler, f"data: {json.dumps(chunk)}\n\n".encode())
     if fault.error_event is not None:
-        _write_piece(handler, f"event: error\ndata: {fault.error_event}\n\n".encode())
+        write_piece(handler, f"event: error\ndata: {fault.error_event}\n\n".encode())
     elif fault.error_chunk is not None:
-        _write_piece(handler, f"data: {json.dumps({'error': fault.error_chunk})}\n\n".encode())
-        _write_piece(handler, b"data: [DONE]\n\n")
+        write_piece(handler, f"data: {json.dumps({'error': fault.error_chunk})}\n\n".encode())
+        write_piece(handler, b"data: [DONE]\n\n")
     else:
         handler.close_connection = True  # no last chunk: the body is cut
         return
@@ -195,23 +211,23 @@ def _send_partial(handler: BaseHTTPRequestHandler, fault: Fault, reply: Reply) -
     handler.wfile.flush()
 
 
-def _start_stream(handler: BaseHTTPRequestHandler) -> None:
+def start_stream(handler: BaseHTTPRequestHandler) -> None:
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Transfer-Encoding", "chunked")
     handler.end_headers()
 
 
-def _write_piece(handler: BaseHTTPRequestHandler, data: bytes) -> None:
+def write_piece(handler: BaseHTTPRequestHandler, data: bytes) -> None:
     """One piece of a chunked body, flushed at once."""
     handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
     handler.wfile.flush()
 
 
 def _send_stream(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
-    _start_stream(handler)
+    start_stream(handler)
     for chunk in stream_chunks(reply):
-        _write_piece(handler, f"data: {json.dumps(chunk)}\n\n".encode())
+        write_piece(handler, f"data: {json.dumps(chunk)}\n\n".encode())
     done = b"data: [DONE]\n\n"  # the last piece and the end of the body in one write
     handler.wfile.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
     handler.wfile.flush()

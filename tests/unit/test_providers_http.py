@@ -211,7 +211,7 @@ def test_streaming_timeouts_are_idle_not_total() -> None:
     call(server)
     timeout = server.requests[0].extensions["timeout"]
     assert timeout["connect"] == 30.0
-    assert timeout["read"] == 300.0
+    assert timeout["read"] is None  # the first byte and the gaps are timed by StallWatch
     assert "total" not in timeout
 
 
@@ -291,7 +291,7 @@ def test_read_timeout_is_a_model_timeout() -> None:
 
     error = failing(Server(stall))
     assert isinstance(error, ModelTimeout)
-    assert "300 s" in error.message
+    assert "went silent" in error.message
     assert error.retryable
 
 
@@ -521,7 +521,7 @@ def test_local_model_timeouts() -> None:
     server = Server(lambda _: httpx.Response(200, json=LOCAL_ANSWER))
     call(server, kind="mlx")
     timeout = server.requests[0].extensions["timeout"]
-    assert (timeout["connect"], timeout["read"]) == (30.0, 600.0)
+    assert (timeout["connect"], timeout["read"]) == (30.0, None)  # reads: StallWatch
 
 
 def test_local_model_without_content_sends_no_text() -> None:

@@ -234,3 +234,36 @@ def test_a_manual_compaction_is_shown_to_every_terminal_and_quiet_hides_it() -> 
         each.emit("context.compacted", **{**compacted, "reason": "limit"})  # has its notice
     assert screen.err.getvalue() == "conversation compacted: 12 messages -> 1\n"
     assert quiet.err.getvalue() == ""
+
+
+def test_a_long_wait_for_the_model_gets_a_line_now_and_then() -> None:
+    screen = Screen()
+    screen.emit("turn.started", turn="t1", text="hi")
+    for seconds in range(5, 125, 5):  # the daemon's cadence: every 5 s
+        screen.emit("model.waiting", seconds=float(seconds), done=False)
+    lines = screen.err.getvalue().splitlines()
+    assert lines == [f"waiting for the model ({n} s)" for n in (10, 30, 60, 90, 120)]
+    screen.emit("model.waiting", seconds=121.0, done=True)
+    for seconds in (5.0, 10.0):  # a new wait (the retry) starts counting again
+        screen.emit("model.waiting", seconds=seconds, done=False)
+    assert screen.err.getvalue().splitlines()[-1] == "waiting for the model (10 s)"
+    screen.finish("ok")
+    assert screen.out.getvalue() == "ok\n"
+
+
+def test_quiet_and_short_waits_print_nothing() -> None:
+    quiet = Screen(quiet=True)
+    for seconds in range(5, 125, 5):
+        quiet.emit("model.waiting", seconds=float(seconds), done=False)
+    short = Screen()
+    short.emit("model.waiting", seconds=5.0, done=False)
+    short.emit("model.waiting", seconds=7.0, done=True)
+    assert quiet.err.getvalue() == "" and short.err.getvalue() == ""
+
+
+def test_stream_json_passes_the_wait_events_through() -> None:
+    screen = Screen(output_format="stream-json")
+    screen.emit("model.waiting", seconds=10.0, done=False)
+    [line] = screen.out.getvalue().splitlines()
+    assert json.loads(line)["kind"] == "model.waiting"
+    assert screen.err.getvalue() == "waiting for the model (10 s)\n"

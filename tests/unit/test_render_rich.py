@@ -170,3 +170,25 @@ def test_a_reply_nothing_streamed_is_rendered_only_for_a_successful_turn() -> No
     failed.printer.final({"reply": "no model server at ...", "exit_code": 1})
     assert "from a non-streaming model" in ok.out.getvalue()
     assert failed.out.getvalue() == ""
+
+
+def test_a_wait_for_the_model_is_counted_on_the_spinner_then_ends() -> None:
+    term = Terminal()
+    term.emit("turn.started", turn="t1", text="q")
+    term.emit("model.waiting", seconds=35.0, done=False)
+    [(style, spinner)] = term.view.status_lines(80)
+    assert style == "cyan" and re.fullmatch(r". waiting for the model \(3[56] s\)", spinner)
+    assert term.area.calls[-1] == "show"
+    term.emit("model.waiting", seconds=40.0, done=True)
+    assert re.fullmatch(r". thinking \d+\.\ds", term.view.status_lines(80)[0][1])
+    term.emit("model.waiting", seconds=5.0, done=False)
+    term.emit("text.delta", text="Here.")
+    assert [text for _, text in term.view.status_lines(80)] == ["Here."]
+    assert "waiting" not in term.err.getvalue()  # a status, never a printed line
+
+
+def test_quiet_shows_no_wait() -> None:
+    term = Terminal(quiet=True)
+    term.emit("turn.started", turn="t1", text="q")
+    term.emit("model.waiting", seconds=35.0, done=False)
+    assert term.view.status_lines(80) == [] and term.area.calls == []
