@@ -8,7 +8,7 @@ reported inside a successful answer in `answer_errors.py`.
 
     ModelError
     +-- ModelUnavailable       nothing answers: refused, connect timeout, DNS
-    +-- ModelTimeout           connected, then silence past the idle timeout
+    +-- ModelTimeout           no first byte in time, or silence past the idle limit
     +-- ModelRateLimited       429 (any error may carry retry_after from the server)
     +-- ModelRequestRejected   4xx: bad request, key, model, size
     |   +-- ModelContextExceeded   the conversation does not fit the context

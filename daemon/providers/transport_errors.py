@@ -1,7 +1,8 @@
 """Transport failures: the one place where an `httpx` exception becomes a ModelError.
 
 A request that got no HTTP answer at all (refused, DNS, connect timeout), one
-that went silent past the idle timeout, and a connection that dropped in the
+that httpx timed out (a write, a wait for a pooled connection; the silences
+of an answer are timed by `stall.py`), and a connection that dropped in the
 middle of an answer (over HTTP/1.1 or HTTP/2) are told apart here, each with
 a one-line message that names the endpoint and what to do.
 """

@@ -71,9 +71,11 @@ class WaitingSink(RecordingSink):
     def __init__(self) -> None:
         super().__init__()
         self.waits: list[tuple[float, bool]] = []
+        self.heard = asyncio.Event()
 
     def waiting(self, seconds: float, done: bool) -> None:
         self.waits.append((seconds, done))
+        self.heard.set()
 
 
 def profile(limits: StallLimits = TINY, kind: str = "openai") -> ProviderProfile:
@@ -142,6 +144,26 @@ def test_a_quick_answer_reports_no_wait() -> None:
     sink = WaitingSink()
     ask(stream([(0, chunk("ok", "stop")), (0, b"data: [DONE]\n\n")]), sink)
     assert sink.waits == []
+
+
+def test_cancelling_a_waiting_request_stops_it_and_its_reports() -> None:
+    sink = WaitingSink()
+
+    async def go() -> int:
+        transport = httpx.MockTransport(never)
+        async with httpx.AsyncClient(transport=transport) as client:
+            slow = profile(StallLimits(first_byte=2, idle=2))
+            model = OpenAIStreamingModel(slow, client, None)
+            task = asyncio.create_task(model.complete(dict(PAYLOAD), sink))
+            await sink.heard.wait()  # a report every 0.5 s: the first one, then cancel
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            count = len(sink.waits)
+            await asyncio.sleep(0.1)
+            return count
+
+    assert asyncio.run(asyncio.wait_for(go(), 20)) == len(sink.waits) == 1
 
 
 def test_waits_are_reported_every_5_s_or_more_often_under_a_small_limit() -> None:
