@@ -76,10 +76,13 @@ class Approver:
         """True when answered or withdrawn; None at end of input."""
         request = str(data.get("request"))
         self.style.line(f"\nsession {session}: {data.get('summary', '')}", "bold")
-        self.style.diff(str(data.get("diff", "")), str(data.get("path", "")))
+        if data.get("diff"):  # a command to run has no diff
+            self.style.diff(str(data["diff"]), str(data.get("path", "")))
         self._asking = request
         try:
-            answer = approval_prompt.ask(self.style, read_line=self._read_line)
+            answer = approval_prompt.ask(
+                self.style, read_line=self._read_line, kind=data.get("kind")
+            )
         except Withdrawn as exc:
             self.style.line(f"\n{exc}", "dim")
             return True

@@ -44,11 +44,25 @@ def configured_services(config: Config) -> list[LocalService]:
             found.append(
                 LocalService(
                     name=f"model server ({profile.name})",
-                    address=profile.endpoint,
+                    address=shown_address(profile.endpoint),
                     port=port_of(profile.endpoint),
                 )
             )
     return found
+
+
+def shown_address(endpoint: str) -> str:
+    """An endpoint as the model may see it: no `user:password@`, no query, no fragment
+    (a key passed as `?key=...` must not reach the system prompt)."""
+    parts = urlsplit(endpoint)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def port_of(address: str) -> int | None:
