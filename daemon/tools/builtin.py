@@ -11,7 +11,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from coding_harness.daemon.tools import edits, fetch, files, planning, replace, search, shell
+from coding_harness.daemon.tools import (
+    code_search,
+    edits,
+    fetch,
+    files,
+    planning,
+    replace,
+    search,
+    shell,
+)
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.registry import BoundTools, ToolRegistry
@@ -34,7 +43,8 @@ async def read_file(ctx: ToolContext, *, path: str) -> str:
 
 @BUILTIN_TOOLS.tool(
     "list_dir",
-    "List a folder's entries, sorted, with '/' after each subfolder. Hidden entries are left out.",
+    "List a folder's entries, sorted, with '/' after each subfolder. Hidden entries are "
+    "left out; an entry that cannot be examined (a symlink loop) carries a note.",
     [("path", f"Folder to list. {_PATH}")],
 )
 async def list_dir(ctx: ToolContext, *, path: str) -> str:
@@ -43,16 +53,20 @@ async def list_dir(ctx: ToolContext, *, path: str) -> str:
 
 @BUILTIN_TOOLS.tool(
     "grep",
-    "Search files for lines matching an extended regular expression (Python `re` "
-    "syntax), recursively under a folder or in one file. Prints 'path:line:text' per "
-    "match. Binary and hidden files are skipped; many matches are cut off with a note.",
+    "Search files for lines matching a regular expression, recursively under a folder or "
+    "in one file. The syntax is Rust regex, as in ripgrep: like extended regular "
+    "expressions plus \\d \\w \\s \\b and (?i), without look-around or back-references. "
+    "Prints 'path:line:text' per match. Binary and hidden files are skipped; symlinks "
+    "leading out of the workspace are not followed; many matches are cut off with a note; "
+    f"a search stops after {code_search.GREP_TIME_LIMIT:g} s.",
     [
-        ("pattern", "Extended regular expression, e.g. 'def \\w+_test' or 'TODO|FIXME'."),
+        ("pattern", "Regular expression, e.g. 'def \\w+_test' or 'TODO|FIXME'."),
         ("path", f"Folder or file to search. {_PATH}"),
     ],
 )
 async def grep(ctx: ToolContext, *, pattern: str, path: str) -> str:
-    return await asyncio.to_thread(files.grep, ctx.workspace, pattern, path)
+    limit = min(code_search.GREP_TIME_LIMIT, ctx.command_timeout)
+    return await code_search.grep(ctx.workspace, pattern, path, time_limit=limit)
 
 
 @BUILTIN_TOOLS.tool(

@@ -1,32 +1,26 @@
-"""The read-only file tools: read_file, list_dir and grep.
+"""The read-only file tools read_file and list_dir, and the file checks other tools share.
 
-All three take paths through `Workspace` (inside the workspace, hidden names
+Both take paths through `Workspace` (inside the workspace, hidden names
 refused), open nothing but regular files (a FIFO or a device would block or
 misbehave), and cap what they return so one call cannot flood the context.
-They are plain blocking functions; the tool registry runs them in a thread.
+list_dir reports an entry it cannot examine (a symlink loop) with a note rather
+than failing the listing. They are plain blocking functions; the tool registry
+runs them in a thread. grep lives in `code_search.py`.
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
-import re
 import stat
-import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.workspace import Workspace, check_not_hidden, is_hidden_name
+from coding_harness.daemon.tools.workspace import Workspace, is_hidden_name
 
 READ_CAP_CHARS = 200_000
 LIST_CAP_ENTRIES = 2_000
-GREP_MAX_MATCHES = 500
-GREP_MAX_CHARS = 20_000
-GREP_LINE_CHARS = 500
-GREP_MAX_FILE_BYTES = 8_000_000
-GREP_TIME_BUDGET = 30.0
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -98,11 +92,7 @@ def list_dir(workspace: Workspace, path: str) -> str:
         raise ToolRefusal(f"'{path}' does not exist; try list_dir with '.'")
     try:
         with os.scandir(real) as scan:
-            names = [
-                entry.name + "/" if entry.is_dir() else entry.name
-                for entry in scan
-                if not is_hidden_name(entry.name)
-            ]
+            names = [_entry_line(entry) for entry in scan if not is_hidden_name(entry.name)]
     except OSError as exc:
         raise ToolRefusal(f"cannot list '{path}': {exc.strerror or exc}") from None
     names.sort()
@@ -115,107 +105,14 @@ def list_dir(workspace: Workspace, path: str) -> str:
     return shown
 
 
-@dataclass(kw_only=True, slots=True)
-class _GrepReport:
-    lines: list[str] = field(default_factory=list)
-    chars: int = 0
-    stopped: str = ""
-
-    def add(self, line: str) -> bool:
-        """Record a match; False once a cap is reached."""
-        if len(self.lines) >= GREP_MAX_MATCHES:
-            self.stopped = f"stopped after {GREP_MAX_MATCHES} matches"
-        elif self.chars + len(line) + 1 > GREP_MAX_CHARS:
-            self.stopped = f"stopped at {GREP_MAX_CHARS} characters of output"
-        else:
-            self.lines.append(line)
-            self.chars += len(line) + 1
-        return not self.stopped
-
-
-def grep(workspace: Workspace, pattern: str, path: str) -> str:
-    """Matching lines as `path:line:text` under a folder or in one file."""
+def _entry_line(entry: os.DirEntry[str]) -> str:
+    """The entry's name, `/` after a folder; a note instead when it cannot be examined."""
     try:
-        regex = re.compile(pattern)
-    except re.error as exc:
-        raise ToolRefusal(f"invalid regular expression {pattern!r}: {exc}") from None
-    start = workspace.resolve_visible(path)
-    if not start.exists():
-        raise ToolRefusal(f"'{path}' does not exist; use list_dir to see what is there")
-    if start.is_dir():
-        files = _walk(workspace, start)
-    else:
-        read_regular(start, path, 0)  # refuses FIFOs, devices and the like
-        files = iter([(workspace.relative(start), start)])
-    report = _GrepReport()
-    deadline = time.monotonic() + GREP_TIME_BUDGET
-    for rel, real in files:
-        if not _grep_file(real, rel, regex, report):
-            break
-        if time.monotonic() > deadline:
-            report.stopped = f"stopped after {GREP_TIME_BUDGET:.0f} s"
-            break
-    return _render(report, pattern, path)
-
-
-def _render(report: _GrepReport, pattern: str, path: str) -> str:
-    if not report.lines:
-        return f"no matches for {pattern!r} in '{path}'"
-    text = "\n".join(report.lines)
-    if report.stopped:
-        text += f"\n[{report.stopped}; narrow the pattern or the path to see the rest]"
-    return text
-
-
-def _walk(workspace: Workspace, top: Path) -> Iterator[tuple[str, Path]]:
-    """Visible regular files below `top`, sorted, never leaving the workspace."""
-    for folder, dirnames, filenames in os.walk(top):  # symlinked folders: not entered
-        dirnames[:] = sorted(name for name in dirnames if not is_hidden_name(name))
-        for name in sorted(filenames):
-            if is_hidden_name(name):
-                continue
-            candidate = Path(folder, name)
-            real = _safe_target(workspace, candidate)
-            if real is not None:
-                yield workspace.relative(candidate), real
-
-
-def _safe_target(workspace: Workspace, candidate: Path) -> Path | None:
-    """The file to read for a walk entry, or None when it must be skipped."""
-    real = Path(os.path.realpath(candidate)) if candidate.is_symlink() else candidate
-    if not workspace.contains(real):
-        return None
-    try:
-        check_not_hidden(real.relative_to(workspace.root))
-        info = real.stat()
-    except (ToolRefusal, OSError):
-        return None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > GREP_MAX_FILE_BYTES:
-        return None
-    return real
-
-
-def _grep_file(real: Path, rel: str, regex: re.Pattern[str], report: _GrepReport) -> bool:
-    """Add the file's matching lines; False when the report is full."""
-    try:
-        data, _ = read_regular(real, rel, GREP_MAX_FILE_BYTES)
-        text = decode_text(data, True, rel)
-    except ToolRefusal:
-        return True  # binary, vanished or unreadable: skipped, as grep -I would
-    lines = text.split("\n")
-    if lines and not lines[-1]:
-        lines.pop()
-    for number, raw in enumerate(lines, 1):
-        line = raw.removesuffix("\r")
-        if regex.search(line) and not report.add(f"{rel}:{number}:{_clip(line)}"):
-            return False
-    return True
-
-
-def _clip(line: str) -> str:
-    if len(line) <= GREP_LINE_CHARS:
-        return line
-    return line[:GREP_LINE_CHARS] + f"... [{len(line) - GREP_LINE_CHARS} more characters]"
+        return entry.name + "/" if entry.is_dir() else entry.name
+    except OSError as exc:  # a symlink loop, a vanished entry, no permission
+        if exc.errno == errno.ELOOP:
+            return f"{entry.name} (a symlink loop: it leads nowhere)"
+        return f"{entry.name} (cannot be examined: {exc.strerror or exc})"
 
 
 def _not_a_file(shown: str, mode: int) -> str:
