@@ -3,9 +3,9 @@
 Sessions, their messages, events, approvals, turns and token usage. Each write
 is one transaction with what it describes: a step's messages go in with the
 events and usage that came with them, so a crash at any point leaves either
-the whole step or none of it. A database that cannot be opened or fails its
-integrity check is moved aside and replaced by a fresh one, never crash-looped
-on.
+the whole step or none of it. A write the disk refuses (full, say) is rolled
+back and kept for the next (`store_backlog.py`), so the daemon keeps serving.
+Opening, and a damaged file, are `store_open.py`'s; rows, `store_rows.py`'s.
 """
 
 from __future__ import annotations
@@ -19,7 +19,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .store_open import open_database, transaction
+from .store_backlog import Listener, StoreWriter, Write
+from .store_open import open_database
+from .store_rows import (
+    INSERT_USAGE,
+    StoredEvent,
+    UsageRow,
+    dump,
+    event_rows,
+    events_size,
+    insert_events,
+    storable,
+    usage_day,
+    usage_values,
+)
+
+__all__ = ["Store", "StoredSession", "UsageRow", "usage_day"]
 
 log = logging.getLogger(__name__)
 
@@ -34,50 +49,54 @@ class StoredSession:
     last_activity: float
     messages: list[dict[str, Any]]
     last_seq: int
-    events: list[tuple[int, str, dict[str, Any], float]]
+    events: list[StoredEvent]
     usage: tuple[int, int, int]
     cost_usd: float | None
     running_turns: list[str]
 
 
-@dataclass(kw_only=True, slots=True)
-class UsageRow:
-    turn: str
-    provider: str
-    model: str
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
-    cost_usd: float | None
-
-
 class Store:
+    """The session store. Writes never raise for the disk's sake: they return (or
+    swallow) False, and the listener hears which sessions' history is not saved."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._db, self.notice = open_database(path)
+        self._writer = StoreWriter(self._db, path.parent)
+
+    @property
+    def problem(self) -> str | None:
+        """Why writes fail now, or None while they work."""
+        return self._writer.problem
+
+    def listen(self, listener: Listener) -> None:
+        """Have `listener` told which sessions' history is not saved, and when it is again."""
+        self._writer.listener = listener
 
     def close(self) -> None:
+        """Close the database, after one last try at what could not be written."""
+        self._writer.retry()
         self._db.close()
 
     # -- writes ----------------------------------------------------------
     def create_session(
         self, *, id: str, cwd: str, provider: str | None, model: str | None, created_at: float
     ) -> None:
-        with transaction(self._db) as db:
-            db.execute(
-                "INSERT INTO sessions (id, cwd, provider, model, created_at, last_activity)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (id, cwd, provider, model, created_at, created_at),
-            )
+        self._execute(
+            id,
+            "INSERT INTO sessions (id, cwd, provider, model, created_at, last_activity)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (id, storable(cwd), provider, model, created_at, created_at),
+        )
 
     def update_session(
         self, session_id: str, *, provider: str | None, model: str | None, closed: bool = False
     ) -> None:
-        with transaction(self._db) as db:
-            db.execute(
-                "UPDATE sessions SET provider = ?, model = ?, closed = ? WHERE id = ?",
-                (provider, model, int(closed), session_id),
-            )
+        self._execute(
+            session_id,
+            "UPDATE sessions SET provider = ?, model = ?, closed = ? WHERE id = ?",
+            (provider, model, int(closed), session_id),
+        )
 
     def record_step(
         self,
@@ -85,76 +104,100 @@ class Store:
         *,
         first_index: int,
         messages: list[dict[str, Any]],
-        events: list[tuple[int, str, dict[str, Any], float]],
+        events: list[StoredEvent],
         usage: list[UsageRow] | None = None,
-    ) -> None:
-        """Replace messages from `first_index` on and add events and usage, atomically."""
+    ) -> bool:
+        """Replace messages from `first_index` on and add events and usage, atomically.
+
+        False when the disk refused it (it is kept and replayed with the next write)."""
         now = time.time()
-        with transaction(self._db) as db:
+        rows = [(session_id, first_index + i, dump(m)) for i, m in enumerate(messages)]
+        extra_events = event_rows(session_id, events)
+        usage_rows = [usage_values(session_id, row, now) for row in usage or []]
+
+        def apply(db: sqlite3.Connection) -> None:
             db.execute(
                 "DELETE FROM messages WHERE session_id = ? AND idx >= ?", (session_id, first_index)
             )
-            db.executemany(
-                "INSERT INTO messages (session_id, idx, body) VALUES (?, ?, ?)",
-                [(session_id, first_index + i, _dump(m)) for i, m in enumerate(messages)],
-            )
-            _insert_events(db, session_id, events)
-            for row in usage or []:
-                _insert_usage(db, session_id, row, now)
+            db.executemany("INSERT INTO messages (session_id, idx, body) VALUES (?, ?, ?)", rows)
             db.execute("UPDATE sessions SET last_activity = ? WHERE id = ?", (now, session_id))
 
-    def record_events(
-        self, session_id: str, events: list[tuple[int, str, dict[str, Any], float]]
-    ) -> None:
-        with transaction(self._db) as db:
-            _insert_events(db, session_id, events)
+        def apply_extras(db: sqlite3.Connection) -> None:
+            insert_events(db, extra_events)
+            db.executemany(INSERT_USAGE, usage_rows)
+
+        # Kept apart, so a later history write that replaces this one keeps them.
+        extras = Write(apply=apply_extras, session=session_id, size=events_size(extra_events))
+        step = Write(
+            apply=apply,
+            session=session_id,
+            size=sum(len(r[2]) for r in rows),
+            messages_from=first_index,
+        )
+        return self._writer.write(*([extras] if extra_events or usage_rows else []), step)
+
+    def record_events(self, session_id: str, events: list[StoredEvent]) -> bool:
+        rows = event_rows(session_id, events)
+        return self._writer.write(
+            Write(
+                apply=lambda db: insert_events(db, rows),
+                session=session_id,
+                size=events_size(rows),
+                droppable=True,
+            )
+        )
 
     def turn_started(self, session_id: str, turn: str, text: str) -> None:
-        with transaction(self._db) as db:
-            db.execute(
-                "INSERT OR REPLACE INTO turns (id, session_id, text, state, started_at)"
-                " VALUES (?, ?, ?, 'running', ?)",
-                (turn, session_id, text, time.time()),
-            )
+        self._execute(
+            session_id,
+            "INSERT OR REPLACE INTO turns (id, session_id, text, state, started_at)"
+            " VALUES (?, ?, ?, 'running', ?)",
+            (turn, session_id, storable(text), time.time()),
+        )
 
     def turn_finished(
         self, session_id: str, turn: str, exit_code: int, state: str = "finished"
     ) -> None:
-        with transaction(self._db) as db:
-            db.execute(
-                "UPDATE turns SET state = ?, exit_code = ?, finished_at = ?"
-                " WHERE session_id = ? AND id = ?",
-                (state, exit_code, time.time(), session_id, turn),
-            )
+        self._execute(
+            session_id,
+            "UPDATE turns SET state = ?, exit_code = ?, finished_at = ?"
+            " WHERE session_id = ? AND id = ?",
+            (state, exit_code, time.time(), session_id, turn),
+        )
 
     def approval_requested(self, session_id: str, request: str, kind: str, path: str) -> None:
-        with transaction(self._db) as db:
-            db.execute(
-                "INSERT OR REPLACE INTO approvals (id, session_id, kind, path, requested_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (request, session_id, kind, path, time.time()),
-            )
+        self._execute(
+            session_id,
+            "INSERT OR REPLACE INTO approvals (id, session_id, kind, path, requested_at)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (request, session_id, kind, storable(path), time.time()),
+        )
 
     def approval_resolved(
         self, session_id: str, request: str, decision: str, reason: str, client: str
     ) -> None:
-        with transaction(self._db) as db:
-            db.execute(
-                "UPDATE approvals SET decision = ?, reason = ?, client = ?, resolved_at = ?"
-                " WHERE session_id = ? AND id = ?",
-                (decision, reason, client, time.time(), session_id, request),
-            )
+        self._execute(
+            session_id,
+            "UPDATE approvals SET decision = ?, reason = ?, client = ?, resolved_at = ?"
+            " WHERE session_id = ? AND id = ?",
+            (decision, storable(reason), storable(client), time.time(), session_id, request),
+        )
 
     def delete_sessions_before(self, cutoff: float) -> int:
-        with transaction(self._db) as db:
-            ids = [
-                r[0]
-                for r in db.execute("SELECT id FROM sessions WHERE last_activity < ?", (cutoff,))
-            ]
+        ids = [
+            (r[0],)
+            for r in self._db.execute("SELECT id FROM sessions WHERE last_activity < ?", (cutoff,))
+        ]
+
+        def apply(db: sqlite3.Connection) -> None:
             for table in ("messages", "events", "turns", "approvals"):
-                db.executemany(f"DELETE FROM {table} WHERE session_id = ?", [(i,) for i in ids])
-            db.executemany("DELETE FROM sessions WHERE id = ?", [(i,) for i in ids])
-        return len(ids)
+                db.executemany(f"DELETE FROM {table} WHERE session_id = ?", ids)
+            db.executemany("DELETE FROM sessions WHERE id = ?", ids)
+
+        return len(ids) if ids and self._writer.write(Write(apply=apply)) else 0
+
+    def _execute(self, session_id: str, sql: str, row: tuple[Any, ...]) -> None:
+        self._writer.write(Write(apply=lambda db: db.execute(sql, row), session=session_id))
 
     # -- reads -----------------------------------------------------------
     def load_sessions(self, event_limit: int) -> Iterator[StoredSession]:
@@ -270,40 +313,3 @@ class Store:
             (sid,),
         ).fetchone()
         return None if row[1] != row[2] else float(row[0] or 0.0)
-
-
-def usage_day(at: float | None = None) -> str:
-    """The `day` a usage row is filed under: the local date, as `_insert_usage` writes it."""
-    return time.strftime("%Y-%m-%d", time.localtime(time.time() if at is None else at))
-
-
-def _dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _insert_events(
-    db: sqlite3.Connection, sid: str, events: list[tuple[int, str, dict[str, Any], float]]
-) -> None:
-    db.executemany(
-        "INSERT OR IGNORE INTO events (session_id, seq, kind, data, at) VALUES (?, ?, ?, ?, ?)",
-        [(sid, seq, kind, _dump(data), at) for seq, kind, data, at in events],
-    )
-
-
-def _insert_usage(db: sqlite3.Connection, sid: str, row: UsageRow, now: float) -> None:
-    db.execute(
-        "INSERT INTO usage (session_id, turn, provider, model, prompt_tokens, cached_tokens,"
-        " completion_tokens, cost_usd, day, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            sid,
-            row.turn,
-            row.provider,
-            row.model,
-            row.prompt_tokens,
-            row.cached_tokens,
-            row.completion_tokens,
-            row.cost_usd,
-            time.strftime("%Y-%m-%d", time.localtime(now)),
-            now,
-        ),
-    )

@@ -1,9 +1,12 @@
 """Opening the session store: permissions, pragmas, schema, and a damaged file.
 
 `open_database` creates the file 0600, switches it to WAL, checks it, and
-creates the tables. A file that is not a database or fails its check is moved
-aside with a timestamp (its -wal and -shm too) and a fresh one is created, so
-the daemon never crash-loops on it; the returned notice says so once.
+creates the tables. A file that is not a database, fails its check, or was
+truncated to nothing (SQLite would take an empty file for a new database, and
+every session would silently be gone) is moved aside with a timestamp (its
+-wal and -shm too) and a fresh one is created, so the daemon never
+crash-loops on it; the returned notice says so once. A disk that refuses
+writes is not damage: the file stays, and `StoreUnavailable` says what to fix.
 """
 
 from __future__ import annotations
@@ -51,33 +54,59 @@ CREATE INDEX IF NOT EXISTS usage_by_day ON usage (day, provider);
 """
 
 
+class StoreUnavailable(OSError):
+    """The store cannot be opened for a reason that is not damage (a full disk, say)."""
+
+
 def open_database(path: Path) -> tuple[sqlite3.Connection, str | None]:
     """The store's connection, and a notice when a damaged file was replaced."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
         return _connect(path), None
-    except sqlite3.DatabaseError as exc:
+    except _Damaged as exc:
         aside = path.with_name(f"{path.name}.corrupt-{int(time.time())}")
         log.error("session store %s is unusable (%s); moved to %s", path, exc, aside)
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 Path(f"{path}{suffix}").rename(f"{aside}{suffix}")
-        notice = f"the session store was damaged and moved to {aside}; sessions start afresh"
+        notice = (
+            f"the session store was damaged and moved to {aside} ({exc}); sessions start afresh"
+        )
         return _connect(path), notice
 
 
+class _Damaged(Exception):
+    """The file is not a usable database: move it aside."""
+
+
 def _connect(path: Path) -> sqlite3.Connection:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    os.close(fd)
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        if path.stat().st_size == 0:
+            raise _Damaged("the file is empty: it was truncated") from None
+    else:
+        os.close(fd)
+    try:
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(f"cannot open the session store {path}: {exc}") from exc
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
         if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-            raise sqlite3.DatabaseError("integrity check failed")
-        db.executescript(f"BEGIN;{SCHEMA}PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
-    except sqlite3.DatabaseError:
+            raise _Damaged("integrity check failed")
+        # Tables that exist are not written to, so a full disk still opens a store.
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        stamp = f"PRAGMA user_version={SCHEMA_VERSION};" if version != SCHEMA_VERSION else ""
+        db.executescript(f"BEGIN;{SCHEMA}{stamp}COMMIT;")
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        if type(exc) is sqlite3.DatabaseError:  # not a database, or corrupt
+            raise _Damaged(str(exc)) from exc
+        raise StoreUnavailable(f"cannot open the session store {path}: {exc}") from exc
+    except _Damaged:
         db.close()
         raise
     return db
@@ -91,7 +120,11 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     db.execute("BEGIN IMMEDIATE")
     try:
         yield db
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        # A failed COMMIT (a full disk) leaves the transaction open; an I/O error
+        # may already have rolled it back.
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
