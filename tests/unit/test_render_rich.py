@@ -192,3 +192,17 @@ def test_quiet_shows_no_wait() -> None:
     term.emit("turn.started", turn="t1", text="q")
     term.emit("model.waiting", seconds=35.0, done=False)
     assert term.view.status_lines(80) == [] and term.area.calls == []
+
+
+def test_a_command_approval_shows_the_command_and_no_empty_diff() -> None:
+    term = Terminal(color=False)
+    term.emit(
+        "approval.requested",
+        request="a-1",
+        kind="command",
+        path="",
+        diff="",
+        summary="run the command `uv run pytest` in the workspace",
+    )
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", term.err.getvalue())
+    assert shown.strip() == "run the command `uv run pytest` in the workspace"
