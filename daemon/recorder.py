@@ -4,8 +4,10 @@
 sink. When the loop reports a tool call (the assistant message is in the
 history) or a tool result, the messages of this turn so far are written with
 the events and token usage that came with them, in one transaction. A crash
-therefore loses at most the step in flight. After a compaction replaced the
-whole history, `rebase` makes every later save rewrite it from the start.
+therefore loses at most the step in flight. The write journal's records
+(`tools/journal.py`) are stored the moment they are emitted, before and after
+the write they describe. After a compaction replaced the whole history,
+`rebase` makes every later save rewrite it from the start.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from .cost import cost_usd
 from .seams import JSONObject, Usage
 from .sessions import Session
 from .store import UsageRow
+from .tools.journal import WRITE_EVENT
 
 _STEP_KINDS = frozenset({EventKind.TOOL_CALL, EventKind.TOOL_RESULT})
 
@@ -34,6 +37,8 @@ class StepRecorder:
         event = self._session.emit(kind, data)
         if kind in _STEP_KINDS:
             self.save()
+        elif kind == WRITE_EVENT:
+            self._session.flush_events()
         return event
 
     def add_usage(self, usage: Usage, profile: ProviderProfile) -> None:

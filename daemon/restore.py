@@ -2,9 +2,12 @@
 
 History comes back up to the last completed step. A turn that was running is
 marked interrupted: every tool call it left without a result gets one saying
-so, and the next submit continues from there. An approval that was pending is
-never applied: it is recorded as expired and the model is told the call was
-interrupted.
+so, and what its file writes left on disk (`interrupted.py`): an edit is
+reported written only if the file holds it, and a temporary file the crash
+left behind is removed. The next submit continues from there. An approval
+that was pending is never applied: it is recorded as expired and the model is
+told the call was interrupted. The store is also told to report write
+problems to the sessions' clients.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 
 from coding_harness.protocol.methods import EventKind
 
-from .agent.history import repair_dangling
+from .interrupted import recover_writes
 from .seams import Usage
 from .sessions import Event, Session, SessionTable
 from .store import Store, StoredSession
@@ -26,6 +29,7 @@ EXIT_INTERRUPTED = 130
 
 
 def restore_sessions(store: Store, table: SessionTable, event_limit: int) -> int:
+    store.listen(lambda session_id, problem: tell_store_problem(table, session_id, problem))
     count = 0
     for stored in store.load_sessions(event_limit):
         session = _session_from(stored, store)
@@ -57,11 +61,24 @@ def _session_from(stored: StoredSession, store: Store) -> Session:
     return session
 
 
+def tell_store_problem(table: SessionTable, session_id: str, problem: str | None) -> bool:
+    """Tell a session's clients its history is not being saved, or is again."""
+    session = table.get(session_id)
+    if session is None:
+        return False
+    if problem is None:
+        session.emit(EventKind.NOTICE, {"message": "history saved again"})
+    else:
+        session.emit(EventKind.ERROR, {"message": f"history not saved: {problem}", "kind": "store"})
+    return True
+
+
 def _recover(session: Session, stored: StoredSession, store: Store) -> None:
-    repaired = repair_dangling(session.history, RESTART_NOTE)
     for request in store.unresolved_approvals(session.id):
         store.approval_resolved(session.id, request, "expired", "the daemon restarted", "harnessd")
+    events = [(kind, data) for _, kind, data, _ in stored.events]
     for turn in stored.running_turns:
+        changed = recover_writes(session.history, events, turn, session.cwd, RESTART_NOTE)
         session.emit(
             EventKind.TURN_FINISHED,
             {
@@ -70,7 +87,7 @@ def _recover(session: Session, stored: StoredSession, store: Store) -> None:
                 "reply": "(interrupted: the daemon stopped during this turn)",
                 "usage": Usage().to_wire(),
                 "cost_usd": None,
-                "files_changed": [],
+                "files_changed": changed,
                 "interrupted": True,
             },
         )
@@ -78,9 +95,4 @@ def _recover(session: Session, stored: StoredSession, store: Store) -> None:
     store.record_step(
         session.id, first_index=0, messages=session.history, events=session.take_pending_events()
     )
-    log.info(
-        "session %s: marked %d turn(s) interrupted, repaired %d call(s)",
-        session.id,
-        len(stored.running_turns),
-        repaired,
-    )
+    log.info("session %s: marked %d turn(s) interrupted", session.id, len(stored.running_turns))

@@ -101,7 +101,7 @@ def _assemble(
     """The turn's plan keeper, tools, model, compactor and loop, wired together."""
     working, recorder = turn.working, turn.recorder
     keeper = PlanKeeper(deps.plans, session, recorder, lambda: working[1:])
-    context = tool_context(session, request, config, turn.outcome, plans=keeper)
+    context = tool_context(session, request, config, turn.outcome, plans=keeper, events=recorder)
     tools = deps.build_tools(context)
     if request.kind.mode == SUMMARY_MODE:
         tools = OnlyTools(tools, READ_ONLY_TOOLS)

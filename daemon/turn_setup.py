@@ -61,12 +61,15 @@ def tool_context(
     config: Config,
     outcome: TurnOutcome,
     plans: PlanHooks | None = None,
+    events: EventSink | None = None,
 ) -> ToolContext:
+    """`events`: where tools report (the turn's recorder, which stores write journals
+    at once); the session itself when not given."""
     session.approvals.timeout = config.agent.approval_timeout
     return ToolContext(
         workspace=Workspace(session.cwd),
         approver=session.approvals,
-        events=session,
+        events=events or session,
         dry_run=request.dry_run,
         auto_approve=request.auto_approve,
         command_timeout=config.agent.command_timeout,

@@ -4,15 +4,19 @@ A submitted turn waits in its session's queue; the session's worker runs them
 in order. A run resolves the provider from the configuration as it is now
 (a turn in flight keeps what it started with), binds the tools to the
 session's workspace, runs the agent loop (see `turn_flow.py`) and always
-ends with `turn.finished` carrying the exit code. Cancellation and model
-errors leave a history with no unanswered tool call. A `session.compact`
-waits in the same queue, so it never races a turn.
+ends with `turn.finished` carrying the exit code, whatever fails on the way
+(a model error, a store that cannot be written, a bug: each is an `error`
+event naming the cause), and the session is idle again. Cancellation and
+errors leave a history with no unanswered tool call, whose notes say what an
+interrupted edit left on disk. A `session.compact` waits in the same queue,
+so it never races a turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import logging
 import secrets
 from collections.abc import Callable, Mapping
@@ -21,10 +25,10 @@ from typing import Any
 
 from coding_harness.protocol.methods import EventKind
 
-from .agent.history import repair_dangling
 from .agent.loop import LoopResult
 from .config import ConfigCache, ConfigError, ProviderProfile
 from .cost import cost_usd
+from .interrupted import recover_writes
 from .plan_book import PlanBook
 from .providers.errors import ModelError
 from .providers.pool import ProviderPool
@@ -197,26 +201,31 @@ class TurnRunner:
             {"role": "user", "content": request.text},
         ]
         recorder = StepRecorder(session, working, request.id)
-        if session.store is not None:
-            session.store.turn_started(session.id, request.id, request.text)
-        recorder.save()
         outcome = TurnOutcome()
         turn_usage = Usage()
         reply, exit_code = "", EXIT_MODEL_ERROR
         profile: ProviderProfile | None = None
         try:
+            if session.store is not None:
+                session.store.turn_started(session.id, request.id, request.text)
+            recorder.save()
             profile = self._profile(session)
             turn = TurnState(working=working, recorder=recorder, outcome=outcome, usage=turn_usage)
             config = self._configs.get(session.cwd)
             result = await drive_turn(self._deps, session, request, profile, config, turn)
             reply, exit_code = result.reply, _exit_code(result, outcome)
         except asyncio.CancelledError:
-            repair_dangling(working, CANCEL_NOTE)
+            _repair(session, working, request.id, CANCEL_NOTE, outcome)
             reply, exit_code = "(cancelled)", EXIT_CANCELLED
         except (ModelError, ConfigError) as exc:
-            repair_dangling(working, ERROR_NOTE)
+            _repair(session, working, request.id, ERROR_NOTE, outcome)
             reply = str(exc)
             session.emit(EventKind.ERROR, {"message": reply, "kind": type(exc).__name__})
+        except Exception as exc:  # the daemon's own failure: the turn still ends, and says why
+            log.exception("turn %s failed", request.id)
+            _repair(session, working, request.id, ERROR_NOTE, outcome)
+            reply = failure_text(exc)
+            session.emit(EventKind.ERROR, {"message": reply, "kind": "internal"})
         finally:
             session.history = working[1:]
             session.state = "idle"
@@ -232,10 +241,7 @@ class TurnRunner:
                     "files_changed": list(outcome.files_changed),
                 },
             )
-            recorder.save(force=True)
-            if session.store is not None:
-                state = "interrupted" if exit_code == EXIT_CANCELLED else "finished"
-                session.store.turn_finished(session.id, request.id, exit_code, state)
+            _save_finish(session, recorder, request.id, exit_code)
 
     def _profile(self, session: Session) -> ProviderProfile:
         config = self._configs.get(session.cwd)
@@ -253,6 +259,38 @@ def _exit_code(result: LoopResult, outcome: TurnOutcome) -> int:
     if code == 0 and result.stopped in _FAILED_STOPS:
         return EXIT_MODEL_ERROR
     return code
+
+
+def failure_text(exc: BaseException) -> str:
+    """One line for the people on the session when a turn fails for the daemon's reasons."""
+    if isinstance(exc, UnicodeError):
+        return f"invalid text: the turn ended because some text is not valid Unicode ({exc})"
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"disk full: the turn ended because a write failed ({exc})"
+    return (
+        f"internal error: the turn ended because of a fault in the daemon "
+        f"({type(exc).__name__}: {exc}); the daemon log has the details"
+    )
+
+
+def _repair(
+    session: Session, working: list[JSONObject], turn: str, note: str, outcome: TurnOutcome
+) -> None:
+    """Answer the calls the turn left open, saying what their writes left on disk."""
+    events = ((event.kind, event.data) for event in session.events)
+    for path in recover_writes(working, events, turn, session.cwd, note):
+        outcome.record_change(path)
+
+
+def _save_finish(session: Session, recorder: StepRecorder, turn: str, exit_code: int) -> None:
+    """Store the turn's last step and its end; a failure here is logged, never raised."""
+    try:
+        recorder.save(force=True)
+        if session.store is not None:
+            state = "interrupted" if exit_code == EXIT_CANCELLED else "finished"
+            session.store.turn_finished(session.id, turn, exit_code, state)
+    except Exception:
+        log.exception("turn %s: its end could not be stored", turn)
 
 
 def _refuse_queued(session: Session, request: TurnRequest) -> None:

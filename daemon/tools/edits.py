@@ -4,29 +4,37 @@ An edit names the whole old and new text of one file (replace_text builds the
 same `EditPlan` from one snippet). It is checked against the file on disk
 (trailing whitespace aside), shown as a diff, and then, by mode: only shown
 (dry run), applied (`-y`), or put to the people attached to the session. An
-applied edit is re-checked against the file, written atomically with the
-file's mode kept, and followed by `make check`; when that fails, the people
-are offered a revert (see `revert.py`).
+edit that changes what `make check` runs (a makefile, a `.mk` file, a file the
+makefile includes, pyproject.toml) is always put to the people, `-y` or not,
+and its prompt says why. An applied edit is re-checked against the file,
+written atomically with the file's mode kept (and journaled before and after:
+`journal.py`), and followed by `make check`; when that fails, the people are
+offered a revert (see `revert.py`). A write the disk refuses leaves the file
+as it was and ends the turn with exit code 3, like a rejected edit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 from dataclasses import dataclass
 from pathlib import Path
 
 from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest
-from coding_harness.daemon.tools.checks import run_check
+from coding_harness.daemon.tools.checks import changes_check, run_check
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.diff import unified_diff
 from coding_harness.daemon.tools.errors import ToolRefusal
+from coding_harness.daemon.tools.journal import journaled
 from coding_harness.daemon.tools.revert import offer_revert
 from coding_harness.daemon.tools.workspace import Workspace
-from coding_harness.daemon.tools.writes import read_current, write_atomically
+from coding_harness.daemon.tools.writes import read_current, temp_path, write_atomically
 
 KEPT = (
     "\nThe edit stays in place. Fix what make check reported, starting from the file as it is now."
 )
+CHANGES_CHECK = "this changes what `make check` runs"
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 AUTO_APPROVE_KEPT = (
     "\nThe edit stays in place: with auto-approve nothing is reverted automatically. "
     "Fix what make check reported, starting from the file as it is now."
@@ -61,9 +69,15 @@ async def submit_edit(ctx: ToolContext, plan: EditPlan) -> str:
             "is complete: do not retry it or write the file any other way. Carry on, and end "
             "with a summary of the changes you proposed."
         )
-    if ctx.auto_approve:
+    shapes_check = await asyncio.to_thread(changes_check, ctx.workspace.root, plan.rel)
+    if ctx.auto_approve and not shapes_check:
         return await apply_edit(ctx, plan, "applied (auto-approved)")
-    request = ApprovalRequest(kind="edit", path=plan.rel, diff=plan.diff, summary=summarize(plan))
+    summary = summarize(plan)
+    if shapes_check:
+        summary += f"; {CHANGES_CHECK}" + (
+            ", so it is asked even with -y" if ctx.auto_approve else ""
+        )
+    request = ApprovalRequest(kind="edit", path=plan.rel, diff=plan.diff, summary=summary)
     decision = await ctx.approver.ask(request)
     if decision.decision != "yes":
         ctx.outcome.edits_rejected += 1
@@ -136,13 +150,20 @@ def _declined(rel: str, decision: ApprovalDecision) -> str:
 async def apply_edit(ctx: ToolContext, plan: EditPlan, label: str) -> str:
     """Write the approved edit, run `make check`, and offer a revert when it fails."""
     listed_before = plan.rel in ctx.outcome.files_changed
+    temp = temp_path(plan.real)
     try:
-        created = await asyncio.to_thread(_write_if_unchanged, plan)
-    except OSError as exc:
-        return (
-            f"edit not applied: could not write '{plan.rel}' ({exc.strerror or exc}); "
-            "the file was left as it was."
+        created = await journaled(
+            ctx.events,
+            plan.rel,
+            temp,
+            (plan.current, plan.new),
+            lambda: _write_if_unchanged(plan, temp),
         )
+    except OSError as exc:
+        ctx.outcome.edits_rejected += 1
+        headline, advice = _not_written(plan.rel, exc)
+        ctx.events.emit("error", {"message": headline, "kind": "edit"})
+        return f"{headline}. {advice}"
     ctx.outcome.record_change(plan.rel)
     note = " (new file)" if plan.current is None else ""
     plan_note = ctx.plans.after_write(plan.rel, plan.new) if ctx.plans else ""
@@ -157,10 +178,22 @@ async def apply_edit(ctx: ToolContext, plan: EditPlan, label: str) -> str:
     return result + await offer_revert(ctx, plan, created, listed_before=listed_before)
 
 
-def _write_if_unchanged(plan: EditPlan) -> list[Path]:
+def _not_written(rel: str, exc: OSError) -> tuple[str, str]:
+    """What to tell the people and the model of a write the file system refused."""
+    cause = exc.strerror or str(exc)
+    kept = "The file was left exactly as it was and make check was not run."
+    if exc.errno in DISK_FULL:
+        return (
+            f"disk full: edit not applied to '{rel}' ({cause})",
+            f"{kept} Tell the user the disk is full; do not retry until they have freed space.",
+        )
+    return f"edit not applied: could not write '{rel}' ({cause})", kept
+
+
+def _write_if_unchanged(plan: EditPlan, temp: Path) -> list[Path]:
     if read_current(plan.real, plan.rel) != plan.current:
         raise ToolRefusal(
             f"not applied: the file changed since the diff was shown ('{plan.rel}' no longer "
             "holds what the diff was made against). Read it again and propose a new edit."
         )
-    return write_atomically(plan.real, plan.new)
+    return write_atomically(plan.real, plan.new, temp)

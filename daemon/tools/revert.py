@@ -2,15 +2,15 @@
 
 The offer is a second approval request of kind "edit" whose diff goes from
 the new text back to the old one. On yes the previous text is restored in one
-atomic step (or the file the edit created is deleted, with the folders made
-for it), provided the file still holds exactly what the edit wrote: if
-something rewrote it since (make check itself, say), nothing is touched.
+atomic, journaled step (or the file the edit created is deleted, with the
+folders made for it), provided the file still holds exactly what the edit
+wrote: if something rewrote it since (make check itself, say), nothing is
+touched.
 Every branch ends in a sentence that tells the model where things stand.
 """
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,13 @@ from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.diff import unified_diff
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.writes import read_current, remove_created, write_atomically
+from coding_harness.daemon.tools.journal import journaled
+from coding_harness.daemon.tools.writes import (
+    read_current,
+    remove_created,
+    temp_path,
+    write_atomically,
+)
 
 if TYPE_CHECKING:
     from coding_harness.daemon.tools.edits import EditPlan
@@ -31,8 +37,15 @@ async def offer_revert(
     decision = await ctx.approver.ask(revert_request(plan))
     if decision.decision != "yes":
         return _kept(decision)
+    temp = temp_path(plan.real)
     try:
-        await asyncio.to_thread(_restore, plan, created)
+        await journaled(
+            ctx.events,
+            plan.rel,
+            temp,
+            (plan.new, plan.current),
+            lambda: _restore(plan, created, temp),
+        )
     except ToolRefusal as refusal:
         return f"\nThe user asked to revert this edit, but {refusal}"
     except OSError as exc:
@@ -77,7 +90,7 @@ def _kept(decision: ApprovalDecision) -> str:
     )
 
 
-def _restore(plan: EditPlan, created: list[Path]) -> None:
+def _restore(plan: EditPlan, created: list[Path], temp: Path) -> None:
     if read_current(plan.real, plan.rel) != plan.new:
         raise ToolRefusal(
             f"'{plan.rel}' changed after the edit was written (make check may have rewritten "
@@ -86,4 +99,4 @@ def _restore(plan: EditPlan, created: list[Path]) -> None:
     if plan.current is None:
         remove_created(plan.real, created)
     else:
-        write_atomically(plan.real, plan.current)
+        write_atomically(plan.real, plan.current, temp)

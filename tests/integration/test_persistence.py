@@ -151,6 +151,8 @@ def test_kill_9_loses_no_completed_step_and_leaves_no_dangling_call(
                 assert history[-1]["role"] == "tool" and BUGGY in tool_texts[-1]
             else:
                 assert "interrupted" in tool_texts[-1]
+            if point == "after_write":  # the write finished: the note says so
+                assert "'calc.py' had been written" in tool_texts[-1]
             conn.request("session.attach", {"session": session, "since_seq": 0})
             assert wait_for(conn, "turn.finished", timeout=5)["data"]["interrupted"] is True
             if point == "pending_approval":

@@ -245,13 +245,14 @@ def test_write_failure_leaves_the_original_intact(
 
     monkeypatch.setattr(os, "fsync", disk_full)
     result, ctx, sink = edit(root, "src/app.py", APP, "x = 1\n", auto_approve=True)
-    assert result.startswith("edit not applied")
+    assert result.startswith("disk full: edit not applied")
     assert "No space left on device" in result
     assert (root / "src" / "app.py").read_text() == APP
     assert temp_files(root / "src") == []
     assert ctx.outcome.files_changed == []
-    assert ctx.outcome.edits_rejected == 0
+    assert ctx.outcome.exit_code() == 3  # a failed edit ends the run like a refused one
     assert sink.of_kind("check.result") == []
+    assert [e["phase"] for e in sink.of_kind("edit.write")] == ["started", "failed"]
 
 
 def test_write_failure_removes_folders_it_created(
@@ -262,7 +263,7 @@ def test_write_failure_removes_folders_it_created(
 
     monkeypatch.setattr(os, "fsync", disk_full)
     result, _, _ = edit(root, "made/here/new.py", "", "x = 1\n", auto_approve=True)
-    assert result.startswith("edit not applied")
+    assert result.startswith("disk full: edit not applied")
     assert not (root / "made").exists()
 
 
