@@ -45,6 +45,7 @@ _RG_OPTIONS = (
     *_HIDDEN_GLOBS,
     "--glob=!*\n*",  # a name with a line break could forge an output line
     "--sort=path",
+    "--line-buffered",  # what was found before a time-out reaches us
     "--crlf",
     "--null",
     "--with-filename",
@@ -52,6 +53,7 @@ _RG_OPTIONS = (
     "--no-heading",
     "--color=never",
     f"--max-filesize={GREP_MAX_FILE_BYTES}",
+    f"--max-count={GREP_MAX_MATCHES + 1}",  # per file: past that no file can show more
     f"--max-columns={_RG_COLUMNS}",
     "--max-columns-preview",
 )
@@ -65,7 +67,7 @@ class Match:
     text: str
 
 
-class SearchTimedOut(Exception):
+class _SearchTimedOut(Exception):
     """The search ran past its time limit."""
 
 
@@ -98,7 +100,7 @@ async def grep(
         left = deadline - asyncio.get_running_loop().time()
         argv = [rg, *_RG_OPTIONS, "--regexp", pattern, "--", target, *links]
         result = await run_process(argv, workspace.root, max(left, 0.0), _CAPTURE_CHARS)
-    except SearchTimedOut:
+    except _SearchTimedOut:
         return _timed_out([], time_limit)
     matches, cut = parse_output(result.output, _CAPTURE_CHARS)
     if result.timed_out:
@@ -145,7 +147,7 @@ async def _linked_files(workspace: Workspace, target: str, time_limit: float) ->
     argv = [find, target, "-mindepth", "1", *_FIND_HIDDEN, "-prune", "-o", "-type", "l"]
     result = await run_process([*argv, "-print0"], workspace.root, time_limit, _CAPTURE_CHARS)
     if result.timed_out:
-        raise SearchTimedOut
+        raise _SearchTimedOut
     output = result.output
     if len(output) > _CAPTURE_CHARS:  # cut: only the head is whole
         output = output[: _CAPTURE_CHARS // 2]
@@ -240,7 +242,7 @@ def _raise_failure(result: ProcessResult, pattern: str) -> None:
     message = result.output.strip().removeprefix("rg: ")
     if result.exit_code == 2 and "regex" in message:
         raise ToolRefusal(f"invalid regular expression {pattern!r}: {message[:2000]}")
-    if result.exit_code == 2:
+    if result.exit_code in (2, 127):  # 127: it could not be started
         raise ToolRefusal(f"grep failed: {message[:2000]}")
     how = "was stopped" if result.exit_code is None else f"exited with {result.exit_code}"
     raise ToolRefusal(f"grep failed: ripgrep {how} on this pattern; try a simpler pattern")

@@ -92,9 +92,12 @@ def test_grep_caps_matches_and_long_lines(workspace: Workspace) -> None:
 
 
 def test_grep_keeps_its_caps_when_ripgrep_says_far_more(workspace: Workspace) -> None:
-    (workspace.root / "flood.txt").write_text("hit\n" * 200_000)  # 4 MB of output
+    flood = workspace.root / "flood"
+    flood.mkdir()
+    for index in range(100):  # ~1 MB of output, more than grep keeps of it
+        (flood / f"f{index:03d}.txt").write_text("hit\n" * 600)
     result = grep(workspace, "hit", ".").splitlines()
-    assert result[:2] == ["flood.txt:1:hit", "flood.txt:2:hit"]
+    assert result[:2] == ["flood/f000.txt:1:hit", "flood/f000.txt:2:hit"]
     assert len(result) == GREP_MAX_MATCHES + 1
     assert "stopped after 500 matches" in result[-1]
 
@@ -141,6 +144,7 @@ def test_grep_refuses_paths_outside_and_links_out(workspace: Workspace) -> None:
     (workspace.root / "src" / "up").symlink_to("../..", target_is_directory=True)
     (workspace.root / "src" / "etc_passwd").symlink_to("/etc/passwd")
     (workspace.root / "src" / "loop").symlink_to("loop")
+    (workspace.root / "src" / "dangling").symlink_to("gone.txt")
     assert grep(workspace, "root:|SECRET", ".").startswith("no matches")
 
 
