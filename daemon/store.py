@@ -73,8 +73,13 @@ class Store:
         """Have `listener` told which sessions' history is not saved, and when it is again."""
         self._writer.listener = listener
 
+    def retry(self) -> bool:
+        """Try now to write what the disk refused before; True when nothing is left."""
+        return self._writer.retry()
+
     def close(self) -> None:
         """Close the database, after one last try at what could not be written."""
+        self._writer.stop()
         self._writer.retry()
         self._db.close()
 

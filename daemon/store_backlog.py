@@ -7,13 +7,18 @@ the same transaction, so once there is room again nothing is missing. A
 history write replaces a session's messages from an index on, so a later one
 from the same or an earlier index makes a kept one unnecessary; events are
 the only writes given up, oldest first, when the backlog outgrows its limit
-(the session still holds them in memory for replay to clients).
+(the session still holds them in memory for replay to clients). While the
+disk refuses, writes are tried again after a growing pause rather than at
+every call, and a retry is scheduled on the event loop so what is kept gets
+written once there is room even when the daemon is otherwise idle.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sqlite3
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +33,9 @@ Apply = Callable[[sqlite3.Connection], object]
 Listener = Callable[[str, str | None], bool]
 
 BACKLOG_LIMIT_CHARS = 64 * 1024 * 1024
+# While the disk refuses writes, they are only kept, and tried again after a pause
+# that doubles from the first to the longest (on the event loop, when one runs).
+RETRY_FIRST_SECONDS, RETRY_LONGEST_SECONDS = 0.25, 4.0
 
 
 @dataclass(kw_only=True, slots=True)
@@ -97,13 +105,20 @@ class StoreWriter:
         # Why writes fail now (None while they work), and the sessions told so.
         self.problem: str | None = None
         self._told: set[str] = set()
+        self._pause = 0.0
+        self._not_before = 0.0
+        self._timer: asyncio.TimerHandle | None = None
 
     def write(self, *writes: Write) -> bool:
-        """Apply what is kept, then `writes`; False (and all kept) when the disk refused.
+        """Apply what is kept, then `writes`; False (and all kept) when the disk refused,
+        or refuses now and the pause before the next try has not passed.
 
         A write that fails for a reason of its own (a bug) is not kept: it raises."""
         for each in writes:
             self._backlog.add(each)
+        if self.problem is not None and time.monotonic() < self._not_before:
+            self._failing(self.problem)  # a session not told yet hears of it now
+            return False
         try:
             return self.retry()
         except sqlite3.Error:
@@ -124,11 +139,37 @@ class StoreWriter:
             if problem is None:
                 raise
             self._failing(problem)
+            self._back_off()
             return False
         self._backlog.clear()
+        self._pause = 0.0
         if self.problem is not None:
             self._recovered()
         return True
+
+    def stop(self) -> None:
+        """No more scheduled retries (the store is closing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _back_off(self) -> None:
+        self._pause = min(max(self._pause * 2, RETRY_FIRST_SECONDS), RETRY_LONGEST_SECONDS)
+        self._not_before = time.monotonic() + self._pause
+        if self._timer is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no loop (a tool or a test): the next write tries
+                return
+            self._timer = loop.call_later(self._pause, self._retry_later)
+
+    def _retry_later(self) -> None:
+        self._timer = None
+        try:
+            self.retry()
+        except sqlite3.Error:
+            log.exception("session store: a kept write failed for its own reason; dropped")
+            self._backlog.clear()
 
     def _failing(self, problem: str) -> None:
         if problem != self.problem:

@@ -8,6 +8,7 @@ freeing space.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def test_a_refused_write_leaves_no_row_and_is_made_once_there_is_room(store: Sto
     assert stored(store, "SELECT COUNT(*) FROM turns") == [(0,)]
 
     set_room(store, 10_000)
-    assert store.record_events("s1", [(2, "notice", {"message": "m"}, 2.0)])
+    store.record_events("s1", [(2, "notice", {"message": "m"}, 2.0)])  # kept: in the pause
+    assert store.retry()
     assert store.problem is None
     assert told[-1] == ("s1", None)
     assert stored(store, "SELECT COUNT(*) FROM messages") == [(3,)]
@@ -110,3 +112,23 @@ def test_a_store_truncated_to_nothing_is_moved_aside(tmp_path: Path) -> None:
 def test_a_new_store_is_not_damage(tmp_path: Path) -> None:
     assert Store(tmp_path / "sessions.db").notice is None
     assert Store(tmp_path / "sessions.db").notice is None
+
+
+def test_what_was_kept_is_written_once_there_is_room_with_no_further_write(
+    store: Store,
+) -> None:
+    told: list[str | None] = []
+    store.listen(lambda sid, problem: told.append(problem) or True)
+
+    async def scenario() -> None:
+        set_room(store, None)
+        assert not store.record_step("s1", first_index=0, messages=[MESSAGE] * 2, events=[])
+        set_room(store, 10_000)  # room again, and the daemon is idle: nobody writes
+        for _ in range(500):
+            if store.problem is None:
+                return
+            await asyncio.sleep(0.01)
+
+    asyncio.run(scenario())
+    assert store.problem is None and told[-1] is None
+    assert stored(store, "SELECT COUNT(*) FROM messages") == [(2,)]
