@@ -1,6 +1,11 @@
 """The composition root: builds the daemon's parts and runs its lifecycle.
 
-Startup (config cache, provider pool, sessions, turn runner, socket), serve
+Startup hardens the process first: non-dumpable (its environ and memory are
+closed to the user's other processes), a child subreaper (whatever a tool
+command starts stays its descendant: refused on the socket, ended with the
+command) and API keys read from systemd credentials. Then the config cache,
+provider pool, sessions, turn runner and socket; once the state folder is
+locked, what a killed predecessor's tool commands left running is swept. Serve
 until a signal or `daemon.shutdown`, then shut down: withdraw the discovery
 record and tell the service manager (STOPPING=1), let running turns finish
 for `drain_seconds` (a turn waiting for an approval is not waited for), cancel
@@ -26,6 +31,7 @@ from coding_harness.protocol.version import PROTOCOL_VERSION, __version__
 
 from .config import ConfigCache
 from .connection import Connection
+from .credentials import load_credentials
 from .methods import build_methods
 from .methods.provider_methods import reload_configuration
 from .providers.pool import ProviderPool
@@ -36,7 +42,10 @@ from .service import ServiceContext, remove_record, write_record
 from .sessions import EVENT_LOG_LIMIT, SessionTable
 from .state_lock import StateLock
 from .store import Store
+from .tools import prctl, process_tree
 from .tools.builtin import build_tools
+from .tools.containment import command_keeper
+from .tools.leftovers import RECORD_NAME, LeftoverRecord
 from .turns import TurnRunner
 
 log = logging.getLogger(__name__)
@@ -75,6 +84,7 @@ class Daemon:
         self.sessions = SessionTable()
         self.store_path = state_dir / STORE_NAME
         self._state_lock = StateLock(self.store_path)
+        self.keeper = command_keeper()
         self.turns = TurnRunner(configs=self.configs, pool=self.pool, build_tools=build_tools)
         self._stop = asyncio.Event()
         self._background: set[asyncio.Future[Any]] = set()
@@ -92,6 +102,7 @@ class Daemon:
 
     async def run(self, service: ServiceContext | None = None) -> None:
         self.service = service = service or ServiceContext()
+        self._harden()
         try:
             await self.server.start(service.listen_socket, on_bound=self._take_over_state)
         except BaseException:
@@ -107,6 +118,7 @@ class Daemon:
         self._announce()
         flusher = asyncio.create_task(self._flush_events_forever(), name="event-flusher")
         watcher = asyncio.create_task(self._watch_socket_path(), name="socket-watch")
+        keeping = asyncio.create_task(self.keeper.watch(), name="process-keeper")
         try:
             await self._stop.wait()
         finally:
@@ -115,12 +127,22 @@ class Daemon:
             log.info("shutting down")
             self._withdraw()
             await self._drain()
+            keeping.cancel()
+            self.keeper.close()
             await self.server.close()
             await self.pool.aclose()
             self._flush_events()
             self.store.close()
             self._state_lock.release()
             log.info("stopped")
+
+    def _harden(self) -> None:
+        """Before anything is served: close this process to its user's other processes,
+        keep every tool descendant its own, and read keys from credential files."""
+        if not prctl.make_non_dumpable() and prctl.is_dumpable() is not None:
+            log.warning("could not make the daemon non-dumpable: its environ stays readable")
+        self.keeper.enable()
+        load_credentials()
 
     def reload(self) -> None:
         """Forget loaded configs; the next session or submit reads the files again.
@@ -184,13 +206,15 @@ class Daemon:
         }
 
     def _take_over_state(self) -> None:
-        """The socket is ours: lock the state folder, open the store, restore, record.
+        """The socket is ours: lock the state folder, sweep what a killed daemon's
+        tools left running, open the store, restore, record.
 
         Nothing reads or writes the store before both locks are held, so a
         second daemon started by mistake never runs crash recovery over the
         live daemon's sessions. This runs before anyone is answered.
         """
         self._state_lock.acquire()
+        self.keeper.keep_record(LeftoverRecord(self.store_path.with_name(RECORD_NAME)))
         self.store = Store(self.store_path)
         self._apply_retention()
         restored = restore_sessions(self.store, self.sessions, EVENT_LOG_LIMIT)
@@ -280,10 +304,13 @@ class Daemon:
         self.sessions.detach_everywhere(conn)
 
     def _is_tool_descendant(self, pid: int | None) -> bool:
-        """True when the peer descends from this daemon (a tool's child process)."""
+        """True when the peer descends from this daemon (a tool's child process).
+
+        The daemon is a child subreaper, so a process that left its parent
+        (`setsid`, a double fork) is still found here. A peer that cannot be
+        placed (gone already, its parents changing under the walk) counts as
+        one; only a platform without peer pids (None) lets every peer in.
+        """
         if pid is None:
             return False
-        try:
-            return any(parent.pid == os.getpid() for parent in psutil.Process(pid).parents())
-        except psutil.Error:
-            return False
+        return process_tree.descends_from(pid, os.getpid())

@@ -1,12 +1,14 @@
 """Running one external program for a tool: bounded in time, output and reach.
 
-The child gets its own process group, no standard input and an environment
-built from an allow-list, never from the daemon's whole environment. On a
-timeout or a cancellation the whole group is killed, so
-a recipe that left `sleep 1000 &` behind cannot keep the turn waiting; what
-the program started and left running is killed when it ends, too. Output
-goes through a pipe this module owns (not asyncio's), so a grandchild that
-keeps the pipe open cannot delay noticing that the program itself has ended.
+The child gets its own session and process group, no standard input and an
+environment built from an allow-list, never from the daemon's whole
+environment, plus the marker of its command (`containment.py`). On a timeout
+or a cancellation the whole group is killed, so a recipe that left
+`sleep 1000 &` behind cannot keep the turn waiting; what the program started
+and left running is killed when it ends, too, including what left the group
+(`setsid`, a double fork): the command keeper ends those. Output goes through
+a pipe this module owns (not asyncio's), so a grandchild that keeps the pipe
+open cannot delay noticing that the program itself has ended.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import signal
 from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from coding_harness.daemon.tools.containment import Command, CommandKeeper, command_keeper
 
 _CHUNK = 65536
 _TERM_GRACE = 0.3
@@ -120,20 +124,43 @@ async def run_process(
     timeout: float,  # noqa: ASYNC109
     output_cap: int = 20000,
     env: Mapping[str, str] | None = None,
+    keeper: CommandKeeper | None = None,
 ) -> ProcessResult:
     """Run `argv` in `cwd` with no shell; stop it and its group after `timeout` s.
 
-    `env` is the child's whole environment (default: `tool_environment()`).
+    `env` is the child's whole environment (default: `tool_environment()`);
+    `keeper` tracks what the command starts (default: this process's).
     """
+    keeper = keeper or command_keeper()
+    command = keeper.begin()
+    try:
+        return await _run_command(argv, cwd, timeout, output_cap, env, keeper, command)
+    finally:
+        keeper.end(command)
+
+
+async def _run_command(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,  # noqa: ASYNC109
+    output_cap: int,
+    env: Mapping[str, str] | None,
+    keeper: CommandKeeper,
+    command: Command,
+) -> ProcessResult:
+    child_env = dict(tool_environment() if env is None else env)
+    name, token = command.environment_entry()
+    child_env[name] = token
     read_fd, write_fd = os.pipe()
     try:
-        proc = await _spawn(argv, cwd, write_fd, tool_environment() if env is None else env)
+        proc = await _spawn(argv, cwd, write_fd, child_env, keeper)
     except OSError as exc:
         os.close(read_fd)
         output = f"cannot run {argv[0]}: {exc.strerror or exc}\n"
         return ProcessResult(exit_code=127, output=output, timed_out=False)
     finally:
         os.close(write_fd)
+    keeper.started(command, proc.pid)
     capture = OutputCapture(output_cap)
     try:
         transport, pump = await _start_pump(read_fd, capture)
@@ -151,7 +178,7 @@ async def run_process(
 
 
 async def _spawn(
-    argv: list[str], cwd: Path, write_fd: int, env: Mapping[str, str]
+    argv: list[str], cwd: Path, write_fd: int, env: dict[str, str], keeper: CommandKeeper
 ) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         *argv,
@@ -160,7 +187,8 @@ async def _spawn(
         stdout=write_fd,
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
-        env=dict(env),
+        env=env,
+        preexec_fn=keeper.child_setup(),
     )
 
 

@@ -1,4 +1,5 @@
-"""run_process: output capture, caps, secrets kept out, and killing whole groups."""
+"""run_process: output capture, caps, secrets kept out, and killing whole groups,
+including what left the group (`setsid`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from coding_harness.daemon.tools.process import (
     shorten,
     tool_environment,
 )
+from coding_harness.daemon.tools.process_tree import MARKER
 from tests.unit.test_tools_support import process_gone, read_pid, run, wait_for_file
 
 # A recipe that leaves a background sleep holding the output pipe, and records the pids.
@@ -26,6 +28,12 @@ SLEEPY_MAKEFILE = (
     "\tsleep 1000 & echo $$! > bg.pid\n"
     "\tsleep 1000 >/dev/null 2>&1 & echo $$! > quiet.pid\n"
     "\t@echo done\n"
+    # A helper that leaves the process group and its parent shell.
+    "escape:\n"
+    "\tsetsid sh -c 'sleep 1000 & echo $$! > escaped.pid' &\n"
+    "\tfor i in $$(seq 100); do [ -s escaped.pid ] && break; sleep 0.05; done\n"
+    "escape-and-wait: escape\n"
+    "\techo $$$$ > sh.pid; sleep 1000\n"
 )
 
 
@@ -144,3 +152,44 @@ def test_an_outer_make_cannot_steer_the_agents_make(
     monkeypatch.setenv("MAKEFILES", "evil.mk")
     result = run(run_process(["make", "check"], tmp_path, 10))
     assert result.output == "checking\n"
+
+
+def test_a_process_that_left_the_group_ends_with_the_command(sleepy: Path) -> None:
+    result = run(run_process(["make", "escape"], sleepy, 30))
+    assert result.exit_code == 0, result.output
+    assert process_gone(read_pid(sleepy / "escaped.pid"))
+
+
+def test_cancellation_ends_what_left_the_group_too(sleepy: Path) -> None:
+    async def scenario() -> None:
+        task = asyncio.create_task(run_process(["make", "escape-and-wait"], sleepy, 60))
+        await wait_for_file(sleepy / "sh.pid")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(scenario())
+    for pid_file in ("escaped.pid", "sh.pid"):
+        assert process_gone(read_pid(sleepy / pid_file))
+
+
+def test_each_command_carries_its_own_marker(tmp_path: Path) -> None:
+    first = run(run_process(["env"], tmp_path, 10)).output
+    second = run(run_process(["env"], tmp_path, 10)).output
+    [one] = [line for line in first.splitlines() if line.startswith(f"{MARKER}=")]
+    [two] = [line for line in second.splitlines() if line.startswith(f"{MARKER}=")]
+    assert one != two
+
+
+def test_standard_input_is_empty(tmp_path: Path) -> None:
+    code = "import sys; print(repr(sys.stdin.read()))"
+    result = run(run_process([sys.executable, "-c", code], tmp_path, 10))
+    assert result.output == "''\n"
+
+
+def test_endless_output_is_capped_and_stopped_at_the_timeout(tmp_path: Path) -> None:
+    result = run(run_process(["yes"], tmp_path, 1.0, output_cap=1000))
+    assert result.timed_out
+    assert result.output.startswith("y\ny\n")
+    assert "characters omitted" in result.output
+    assert len(result.output) < 1100
