@@ -58,8 +58,9 @@ Key = tuple[int, float]
 @dataclass(kw_only=True, slots=True)
 class Command:
     token: str
+    since: float  # `process_tree.clock()` before the spawn: its processes start later
     pid: int | None = None
-    start: float | None = None
+    start: float | None = None  # of the direct child
 
     def environment_entry(self) -> tuple[str, str]:
         return MARKER, self.token
@@ -96,7 +97,7 @@ class CommandKeeper:
 
     # -- commands ----------------------------------------------------------
     def begin(self) -> Command:
-        command = Command(token=secrets.token_hex(8))
+        command = Command(token=secrets.token_hex(8), since=process_tree.clock())
         self._commands[command.token] = command
         return command
 
@@ -183,7 +184,7 @@ class CommandKeeper:
 
     def _group_members(self, table: dict[int, ProcInfo], command: Command) -> list[int]:
         """The live members of the command's group and session (never a reused pid's)."""
-        if command.pid is None or command.start is None:
+        if command.pid is None:
             return []
         holder = table.get(command.pid)
         if holder is not None and holder.start != command.start:
@@ -191,15 +192,14 @@ class CommandKeeper:
         return [
             p.pid
             for p in table.values()
-            if command.pid in (p.pgid, p.sid) and p.start >= command.start and not p.zombie
+            if command.pid in (p.pgid, p.sid) and p.start >= command.since and not p.zombie
         ]
 
     def _marked(self, table: dict[int, ProcInfo], command: Command) -> set[int]:
-        since = command.start if command.start is not None else 0.0
         return {
             p.pid
             for p in table.values()
-            if p.start >= since
+            if p.start >= command.since
             and not p.zombie
             and process_tree.command_token(p.pid) == command.token
         }

@@ -17,6 +17,7 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +31,10 @@ _PROC = Path("/proc")
 # Deeper than any real process tree; a walk that gets here gives up.
 _MAX_DEPTH = 4096
 _WALK_ATTEMPTS = 3
+_TICKS = os.sysconf("SC_CLK_TCK") if _LINUX else 100
 
 
-@dataclass(kw_only=True, slots=True, frozen=True)
+@dataclass(kw_only=True, slots=True)
 class ProcInfo:
     pid: int
     ppid: int
@@ -52,10 +54,17 @@ def read_proc(pid: int) -> ProcInfo | None:
 
 
 def _read_stat(pid: int) -> ProcInfo | None:
+    # os.open and os.read: a scan reads one of these per process, twice as fast as Path's.
     try:
-        raw = (_PROC / str(pid) / "stat").read_bytes()
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
         return None
+    try:
+        raw = os.read(fd, 4096)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     # The command name may hold spaces and parentheses: fields follow the last ')'.
     fields = raw[raw.rfind(b")") + 2 :].split()
     return ProcInfo(
@@ -94,7 +103,11 @@ def _or_unknown(query: Callable[[int], int], pid: int) -> int:
 
 def snapshot() -> dict[int, ProcInfo]:
     """Every process this one can see, by pid."""
-    pids = (int(e.name) for e in _PROC.iterdir() if e.name.isdigit()) if _LINUX else psutil.pids()
+    if _LINUX:
+        with os.scandir(_PROC) as entries:
+            pids = [int(entry.name) for entry in entries if entry.name.isdigit()]
+    else:
+        pids = psutil.pids()
     table = {}
     for pid in pids:
         info = read_proc(pid)
@@ -201,6 +214,18 @@ def _signal(pid: int) -> bool:
 def kill_all(table: dict[int, ProcInfo], pids: Iterable[int]) -> int:
     """SIGKILL each of `pids` as recorded in `table`; how many were signalled."""
     return sum(kill_exactly(pid, table[pid].start) for pid in pids if pid in table)
+
+
+def clock() -> float:
+    """Now, in the unit of `ProcInfo.start`: a process started later has a start >= this."""
+    if _LINUX:
+        try:
+            uptime = float((_PROC / "uptime").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0.0
+        # /proc/uptime and the start times are rounded differently: allow a tick.
+        return max(0.0, uptime * _TICKS - 1)
+    return time.time() - 0.01
 
 
 def boot_id() -> str:

@@ -78,6 +78,15 @@ def test_a_peer_that_is_gone_counts_as_a_descendant() -> None:
     assert descends_from(int(done.stdout), os.getpid())
 
 
+def test_a_process_started_after_the_clock_starts_later(
+    spawned: list[subprocess.Popen[bytes]],
+) -> None:
+    """What tells a command's processes from older ones with the same group id."""
+    before = process_tree.clock()
+    _, sleeper = start(spawned, "echo $$; exec sleep 30")
+    assert start_of(sleeper) >= before
+
+
 # -- the leftover sweep ----------------------------------------------------------
 
 
