@@ -17,9 +17,11 @@ waits for):
   command still running; one whose environment cannot be read or was cleared
   is spared only while some command runs;
 - every `scan_seconds` while anything is running or left, the same, and
-  dead adoptees are reaped with `waitpid` of their own pid: only a zombie
-  already seen at an earlier scan, so an exit status asyncio's child watcher
-  is about to collect is never taken;
+  dead adoptees are reaped with `waitpid` of their own pid, never -1: only
+  a zombie already seen half a second earlier. asyncio's child watcher
+  (ThreadedChildWatcher in Python 3.11, a pidfd one from 3.12) also waits
+  by pid and collects its children at once, so no exit status it is owed
+  is ever taken;
 - the running commands and adoptees are kept in `leftovers.LeftoverRecord`,
   so a daemon killed with SIGKILL has them swept at its next start.
 

@@ -52,6 +52,7 @@ class LeftoverRecord:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._written: frozenset[Entry] = frozenset()
+        self._failing = False  # warn once, not at every scan
 
     def write(self, entries: Iterable[Entry]) -> None:
         """Replace the record with `entries` (remove it when there are none)."""
@@ -64,9 +65,15 @@ class LeftoverRecord:
             else:
                 self.path.unlink(missing_ok=True)
         except OSError as exc:
-            log.warning("could not record running tool processes in %s: %s", self.path, exc)
+            if not self._failing:
+                log.warning("could not record running tool processes in %s: %s", self.path, exc)
+            self._failing = True
             return
+        self._failing = False
         self._written = wanted
+
+    def _temporary(self, pid: int | str) -> Path:
+        return self.path.with_name(f".{self.path.name}.{pid}.tmp")
 
     def _replace(self, entries: frozenset[Entry]) -> None:
         data = {
@@ -78,7 +85,7 @@ class LeftoverRecord:
                 for e in sorted(entries, key=lambda e: (e.pid, e.start))
             ],
         }
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        temporary = self._temporary(os.getpid())
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump(data, out)
@@ -89,6 +96,8 @@ class LeftoverRecord:
         entries = self._read()
         with contextlib.suppress(OSError):
             self.path.unlink(missing_ok=True)
+            for stale in self.path.parent.glob(self._temporary("*").name):
+                stale.unlink(missing_ok=True)  # a daemon killed while it wrote
         self._written = frozenset()
         if not entries:
             return 0

@@ -98,11 +98,14 @@ def test_the_sweep_ends_recorded_processes_their_groups_and_marked_ones(
     _, stranger = start(spawned, "echo $$; exec sleep 1000", token="t-other")
     record = LeftoverRecord(tmp_path / "tool-processes.json")
     record.write([Entry(pid=leader, start=start_of(leader), token="t-recorded")])
+    half_written = tmp_path / ".tool-processes.json.4242.tmp"  # a daemon killed mid-write
+    half_written.write_text("{")
 
     assert LeftoverRecord(record.path).sweep() == 3
     assert all(process_gone(pid) for pid in (leader, in_group, marked))
     assert not process_gone(stranger, within=0)
     assert not record.path.exists()
+    assert not half_written.exists()
 
 
 def test_the_sweep_leaves_reused_pids_and_other_boots_alone(
