@@ -11,6 +11,7 @@ root the daemon and the reader both run as `nobody` (through setpriv).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -90,7 +91,7 @@ def test_another_process_of_the_user_cannot_read_the_daemons_environ(
         "PATH": os.environ["PATH"],
         "HOME": str(nobody_folder),
         "XDG_STATE_HOME": str(nobody_folder / "state"),
-        "DAEMON_ONLY_SECRET": SECRET,
+        "DAEMON_ONLY_NOTE": SECRET,
         **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
     }
     # A control: the same reader does see the environ of an ordinary process.
@@ -110,6 +111,60 @@ def test_another_process_of_the_user_cannot_read_the_daemons_environ(
         control.wait(timeout=5)
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=10)
+
+
+# The recipe reads the environ of make's parent: the daemon.
+PEEKING_MAKEFILE = (
+    "peek:\n"
+    "\t@cat /proc/$$(cut -d' ' -f4 /proc/$$PPID/stat)/environ | tr '\\0' '\\n'; echo status=$$?\n"
+)
+
+
+def test_a_recipe_cannot_read_the_daemons_environ(nobody_folder: Path) -> None:
+    model = FakeModelServer().start()
+    home, workspace = nobody_folder / "home", nobody_folder / "proj"
+    for folder in (home, workspace):
+        folder.mkdir()
+        if os.getuid() == 0:
+            os.chown(folder, NOBODY, NOBODY)
+    config = {
+        "default_provider": "fake",
+        "providers": {
+            "fake": {"type": "openai", "endpoint": model.endpoint, "model": "fake-model"}
+        },
+    }
+    (home / ".coding_harness.json").write_text(json.dumps(config))
+    (workspace / "Makefile").write_text(PEEKING_MAKEFILE)
+    model.add(Reply(tool_calls=[tool_call("run_shell", command="make peek")]), Reply(content="ok"))
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "XDG_STATE_HOME": str(nobody_folder / "state"),
+        "CODING_HARNESS_SOCKET": str(nobody_folder / "d.sock"),
+        "DAEMON_ONLY_NOTE": SECRET,
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+    }
+    daemon = start_daemon_as_user(nobody_folder, env)
+    try:
+        command = [sys.executable, "-m", "coding_harness.client", "-y", "-p", "peek"]
+        done = subprocess.run(
+            as_nobody(command) if os.getuid() == 0 else command,
+            env={k: v for k, v in env.items() if k != "DAEMON_ONLY_NOTE"},
+            cwd=workspace,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=10)
+        model.stop()
+    assert done.returncode == 0, done.stderr
+    tool_output = next(m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool")
+    assert "status=" in tool_output  # the recipe ran
+    assert SECRET not in tool_output
+    assert "Permission denied" in tool_output
 
 
 def test_a_key_from_the_credentials_folder_is_used_but_never_shown_to_tools(
