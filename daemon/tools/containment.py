@@ -147,7 +147,10 @@ class CommandKeeper:
             await asyncio.sleep(self.scan_seconds)
             if self._commands or self._own or self._seen or self._linger:
                 self._linger = max(0, self._linger - 1)
-                self.scan()
+                try:
+                    self.scan()
+                except Exception:  # a bug here must not end the reaping for good
+                    log.exception("scanning for stray tool processes failed")
 
     def scan(self, table: dict[int, ProcInfo] | None = None) -> None:
         """Reap dead adoptees; kill those no running command accounts for; record."""
