@@ -74,8 +74,10 @@ async def grep(ctx: ToolContext, *, pattern: str, path: str) -> str:
     "Run one command in the workspace root and return its combined output and exit "
     f"code. Allowed programs: {', '.join(shell.ALLOWED)}. There is no shell: pipes, "
     "';', '&&', redirections, globs and $(...) do not work. Arguments may not name "
-    "hidden files or paths outside the workspace, and make always uses the "
-    "workspace's own Makefile.",
+    "hidden files or paths outside the workspace. make takes targets and -j N, -k, -s, "
+    "-n, never VAR=value or another makefile or folder. uv: --version, version, tree "
+    "--frozen and pip list/show/freeze/tree/check run at once; uv run and uv sync are "
+    "put to the user first; other uv commands are refused.",
     [("command", "The command line, e.g. 'make test' or 'ls src'.")],
 )
 async def run_shell(ctx: ToolContext, *, command: str) -> str:
