@@ -24,6 +24,7 @@ from .providers.pool import ProviderPool
 from .recorder import StepRecorder
 from .routing import SUMMARY_MODE, decide_route, request_text, with_search
 from .seams import JSONObject, ToolExecutor, Usage
+from .secrets import Secrets
 from .sessions import Session
 from .tools.builtin import READ_ONLY_TOOLS
 from .tools.context import ToolContext, TurnOutcome
@@ -66,6 +67,7 @@ class _Parts:
     plans: PlanKeeper
     ask: Ask
     search: SearchEngine | None
+    secrets: Secrets
 
 
 async def drive_turn(
@@ -84,7 +86,15 @@ async def drive_turn(
         request.text, request.kind, config.agent.classify, parts.ask, events
     )
     text = request_text(request.text, request.kind, home=home_dir(), cwd=session.cwd)
-    working[-1]["content"] = await with_search(text, decision.route, parts.search, events)
+    search = parts.search
+    leak = parts.secrets.leak_in(text) if search is not None else None
+    if leak is not None and decision.route != "coding":
+        events.emit(
+            EventKind.NOTICE,
+            {"message": f"web search skipped: the request carries {leak}, which stays local"},
+        )
+        search = None
+    working[-1]["content"] = await with_search(text, decision.route, search, events)
     if decision.route == "general":
         return await answer_general(parts.loop, working)
     return await parts.loop.run(working)
@@ -132,9 +142,10 @@ def _assemble(
         on_usage=on_usage,
         keeper=compactor,
         spend_check=spending.check,
+        secrets=context.secrets,
     )
     ask = model_asker(model, profile.model, profile.generation, on_usage)
-    return _Parts(loop=loop, plans=keeper, ask=ask, search=context.search)
+    return _Parts(loop=loop, plans=keeper, ask=ask, search=context.search, secrets=context.secrets)
 
 
 async def answer_general(loop: AgentLoop, working: list[JSONObject]) -> LoopResult:

@@ -132,6 +132,7 @@ def build_loop(
     on_usage: Callable[[Usage], None],
     keeper: ContextKeeper | None = None,
     spend_check: Callable[[list[JSONObject]], str | None] | None = None,
+    secrets: Secrets | None = None,
 ) -> AgentLoop:
     def session_tokens() -> tuple[int, int | None]:
         used = session.usage.prompt_tokens + session.usage.completion_tokens
@@ -155,6 +156,7 @@ def build_loop(
         session_tokens=session_tokens,
         context_keeper=keeper,
         spend_check=spend_check,
+        redact=secrets.redact_data if secrets is not None else None,
     )
 
 

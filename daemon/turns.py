@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 import errno
 import logging
+import os
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from .providers.errors import ModelError
 from .providers.pool import ProviderPool
 from .recorder import StepRecorder
 from .seams import JSONObject, ToolExecutor, Usage
+from .secrets import collect_secrets
 from .sessions import Session
 from .submit_options import turn_kind
 from .tools.context import ToolContext, TurnOutcome
@@ -219,12 +221,12 @@ class TurnRunner:
             reply, exit_code = "(cancelled)", EXIT_CANCELLED
         except (ModelError, ConfigError) as exc:
             _repair(session, working, request.id, ERROR_NOTE, outcome)
-            reply = str(exc)
+            reply = _without_secrets(session, profile, str(exc))
             session.emit(EventKind.ERROR, {"message": reply, "kind": type(exc).__name__})
         except Exception as exc:  # the daemon's own failure: the turn still ends, and says why
             log.exception("turn %s failed", request.id)
             _repair(session, working, request.id, ERROR_NOTE, outcome)
-            reply = failure_text(exc)
+            reply = _without_secrets(session, profile, failure_text(exc))
             session.emit(EventKind.ERROR, {"message": reply, "kind": "internal"})
         finally:
             session.history = working[1:]
@@ -252,6 +254,13 @@ class TurnRunner:
 # Stops that mean the model did not get the task done (exit 1), unless an
 # edit's own outcome (a failed check, a rejection) says more.
 _FAILED_STOPS = frozenset({"repetition", "no_progress", "budget", "spend_limit"})
+
+
+def _without_secrets(session: Session, profile: ProviderProfile | None, text: str) -> str:
+    """An error's text with the session's secrets redacted: a provider's error body may
+    echo the key it was sent, and this text goes to every client and the store."""
+    names = [profile.api_key_env] if profile is not None and profile.api_key_env else []
+    return collect_secrets(names, session.key_env, os.environ).redact(text)
 
 
 def _exit_code(result: LoopResult, outcome: TurnOutcome) -> int:

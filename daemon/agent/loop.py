@@ -105,8 +105,12 @@ class AgentLoop:
         session_tokens: SessionTokens | None = None,
         context_keeper: ContextKeeper | None = None,
         spend_check: Callable[[list[JSONObject]], str | None] | None = None,
+        redact: Callable[[JSONObject], JSONObject] | None = None,
     ) -> None:
         self._model = model
+        # Applied to the model's own messages and calls before they are kept or shown:
+        # a secret the user typed into a prompt does not go on into the store.
+        self._redact = redact or (lambda message: message)
         self._tools = tools
         self._events = events
         self._settings = settings
@@ -130,7 +134,7 @@ class AgentLoop:
                 return stop
             reply = await self._next_reply(messages)
             cut = cut_off_ids(reply)
-            messages.append(without_cut_off_arguments(reply, cut).to_message())
+            messages.append(self._redact(without_cut_off_arguments(reply, cut).to_message()))
             if not reply.tool_calls:
                 return LoopResult(reply=reply.content or "(the model returned an empty answer)")
             stop = self._stop_before_tools(reply, repetition, messages)
@@ -197,10 +201,8 @@ class AgentLoop:
         breaker: ShellBreaker,
     ) -> None:
         for call in reply.tool_calls:
-            self._events.emit(
-                EventKind.TOOL_CALL,
-                {"id": call.id, "name": call.name, "arguments": call.arguments[:EVENT_PREVIEW]},
-            )
+            shown = {"id": call.id, "name": call.name, "arguments": call.arguments[:EVENT_PREVIEW]}
+            self._events.emit(EventKind.TOOL_CALL, self._redact(shown))
             if call.id in cut:
                 result = CUT_OFF_RESULT
             else:

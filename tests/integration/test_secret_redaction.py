@@ -15,7 +15,7 @@ import subprocess
 from http.server import BaseHTTPRequestHandler
 
 from tests.integration.conftest import Sandbox
-from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
+from tests.support.fake_model_server import FakeModelServer, Fault, Reply, tool_call
 from tests.support.processes import run_harness, start_daemon
 from tests.unit.test_tools_net_support import local_site, send
 
@@ -79,9 +79,8 @@ def test_a_printed_key_reaches_neither_model_nor_store_nor_log(
     assert result.returncode == 0, result.stderr
     assert "the key is [redacted]" in _tool_results(model, 1)[0]
     assert "api_key = [redacted]" in _tool_results(model, 2)[1]
-    # The system prompt names the local endpoint, key and all (local_services.py); the
-    # conversation itself holds no copy.
-    sent = json.dumps([m for r in model.requests for m in r["messages"] if m["role"] != "system"])
+    # The system prompt names the local endpoint, without its query string.
+    sent = json.dumps([m for r in model.requests for m in r["messages"]])
     assert KEY not in sent, sent[max(0, sent.find(KEY) - 300) : sent.find(KEY) + 50]
     assert KEY not in result.stdout + result.stderr
     log = (sandbox.root / "state" / "coding-harness" / "daemon.log").read_text()
@@ -116,3 +115,23 @@ def test_a_fetch_carrying_the_key_makes_no_connection(
     assert "refused" in refusal and f"the value of {KEY_VARIABLE}" in refusal
     assert "thanks" in _tool_results(model, 2)[1]  # the server was up and reachable
     assert seen == ["/collect?k=harmless"]
+    # The model's own call is kept and shown redacted too.
+    assert KEY not in json.dumps(model.requests[2]["messages"])
+    assert _state_files_holding_the_key(sandbox) == []
+
+
+def test_a_provider_error_echoing_the_key_is_shown_and_kept_redacted(
+    sandbox: Sandbox, model: FakeModelServer
+) -> None:
+    _configure(sandbox, model.endpoint)
+    model.add(Fault(status=401, body=json.dumps({"error": {"message": f"bad key {KEY}"}})))
+    daemon = start_daemon(sandbox.socket, sandbox.env)
+    try:
+        result = _ask(sandbox, "hello")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=10)
+    assert result.returncode == 1
+    assert "bad key [redacted]" in result.stderr
+    assert KEY not in result.stdout + result.stderr
+    assert _state_files_holding_the_key(sandbox) == []

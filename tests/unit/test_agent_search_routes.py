@@ -72,3 +72,15 @@ def test_coding_never_searches_up_front(tmp_path: Path, monkeypatch: pytest.Monk
     searching(box, monkeypatch, engine)
     box.turn("fix calc.py")
     assert engine.queries == [] and box.sent()["messages"][-1]["content"] == "fix calc.py"
+
+
+def test_a_request_carrying_a_secret_is_not_sent_to_the_search_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    box, engine = TurnHarness(tmp_path, [say("It is set.")]), FakeSearch()
+    searching(box, monkeypatch, engine)
+    box.session.key_env["GITHUB_TOKEN"] = "ghp_0123456789abcdefXYZ"
+    box.turn("weather forecast for Lyon, token ghp_0123456789abcdefXYZ")
+    assert engine.queries == []
+    [notice] = [e["message"] for e in box.events("notice") if "search" in e["message"]]
+    assert "web search skipped" in notice and "GITHUB_TOKEN" in notice
