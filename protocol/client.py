@@ -1,8 +1,11 @@
 """A small synchronous JSON-RPC client for the daemon's Unix socket.
 
 Used by every `harness` command. Responses are matched by id; notifications
-that arrive meanwhile are queued for `next_notification`. Standard library
-only, so importing it costs almost nothing.
+that arrive meanwhile are queued for `next_notification`. A request the
+daemon refuses as overloaded (-32016) is sent again after a backoff with
+full jitter, reading meanwhile; a daemon that refuses the connection itself
+(-32015, too many connections) is reported with its own words. Standard
+library only, so importing it costs almost nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +33,26 @@ class ProtocolViolation(DaemonUnreachable):
     """The daemon sent something that is not JSON-RPC."""
 
 
+class DaemonRefused(DaemonUnreachable):
+    """The daemon turned the connection away (too many connections), in its own words."""
+
+
+# Retries of a request the daemon refused as overloaded: the first wait is up to
+# RETRY_BASE seconds, doubling up to RETRY_CAP, for at most RETRY_ATTEMPTS sends.
+RETRY_BASE = 0.05
+RETRY_CAP = 2.0
+RETRY_ATTEMPTS = 10
+
+
+def retry_delay(attempt: int, hint: float = 0.0) -> float:
+    """Seconds to wait before retry `attempt` (1, 2, ...): the daemon's `retry_after` hint
+    (at most RETRY_CAP), plus full jitter over an exponential bound."""
+    import random  # only when the daemon is overloaded
+
+    bound = min(RETRY_CAP, RETRY_BASE * 2 ** (attempt - 1))
+    return min(RETRY_CAP, max(0.0, hint)) + random.uniform(0, bound)
+
+
 class Connection:
     def __init__(self, sock: socket.socket, path: Path) -> None:
         self._sock = sock
@@ -37,8 +60,12 @@ class Connection:
         self._decoder = LineDecoder(MAX_MESSAGE_BYTES)
         self._inbox: deque[dict[str, Any]] = deque()
         self._responses: dict[int, dict[str, Any]] = {}
+        self._sent: dict[int, tuple[str, dict[str, Any] | None]] = {}
         self._next_id = 1
         self.server_info: dict[str, Any] = {}
+        # Why the connection failed, once it has; an error the daemon sent with no id.
+        self.broken: DaemonUnreachable | None = None
+        self._last_word = ""
 
     # -- lifecycle -------------------------------------------------------
     def close(self) -> None:
@@ -74,6 +101,7 @@ class Connection:
         if params is not None:
             message["params"] = params
         self._send(message)
+        self._sent[request_id] = (method, params)
         return request_id
 
     def request(
@@ -82,18 +110,46 @@ class Connection:
         return self.response(self.send_request(method, params), timeout, method)
 
     def response(self, request_id: int, timeout: float | None = 30.0, what: str = "") -> Any:
-        """The result of a request sent with `send_request`, or its error raised."""
+        """The result of a request sent with `send_request`, or its error raised.
+
+        While the daemon answers "overloaded", the request is sent again (with a new
+        id) after a jittered backoff; the time spent waiting counts in `timeout`.
+        """
         deadline = None if timeout is None else time.monotonic() + timeout
+        late = (
+            f"daemon did not answer {what or f'request {request_id}'} within {timeout or 0:.0f} s"
+        )
+        attempt = 1
+        while True:
+            response = self._await(request_id, deadline, late)
+            sent = self._sent.pop(request_id, None)
+            if "error" not in response:
+                return response.get("result")
+            exc = errors.from_wire(response["error"])
+            if not isinstance(exc, errors.ServerOverloaded) or sent is None:
+                raise exc
+            if attempt >= RETRY_ATTEMPTS:
+                raise exc
+            hint = exc.data.get("retry_after") if isinstance(exc.data, dict) else None
+            self._pause(retry_delay(attempt, float(hint or 0.0)), deadline)
+            request_id = self.send_request(*sent)
+            attempt += 1
+
+    def _await(self, request_id: int, deadline: float | None, late: str) -> dict[str, Any]:
         while request_id not in self._responses:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:
-                name = what or f"request {request_id}"
-                raise DaemonUnreachable(f"daemon did not answer {name} within {timeout:.0f} s")
+                raise DaemonUnreachable(late)
             self._read_once(remaining)
-        response = self._responses.pop(request_id)
-        if "error" in response:
-            raise errors.from_wire(response["error"])
-        return response.get("result")
+        return self._responses.pop(request_id)
+
+    def _pause(self, seconds: float, deadline: float | None) -> None:
+        """Wait `seconds` (not past `deadline`), reading what the daemon sends meanwhile."""
+        end = time.monotonic() + seconds
+        if deadline is not None:
+            end = min(end, deadline)
+        while (remaining := end - time.monotonic()) > 0:
+            self._read_once(remaining)
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -116,38 +172,81 @@ class Connection:
 
     # -- plumbing --------------------------------------------------------
     def _send(self, message: dict[str, Any]) -> None:
+        data = encode(message)
+        if len(data) > MAX_MESSAGE_BYTES:
+            raise errors.MessageTooLarge(
+                f"the request is {len(data):,} bytes, over the daemon's "
+                f"{MAX_MESSAGE_BYTES:,}-byte limit; send less at once"
+            )
+        if self.broken is not None:
+            raise self.broken
         try:
-            self._sock.sendall(encode(message))
+            self._sock.sendall(data)
         except OSError as exc:
-            raise DaemonUnreachable(f"daemon connection lost ({exc.strerror or exc})") from exc
+            self._hear_last_words()
+            why = f"daemon connection lost ({exc.strerror or exc}){self._last_word}"
+            raise self._fail(why) from exc
+
+    def _hear_last_words(self) -> None:
+        """What the daemon wrote before it closed (a refusal), raised if it says so."""
+        with contextlib.suppress(OSError, DaemonUnreachable):
+            while select.select([self._sock], [], [], 0)[0]:
+                data = self._sock.recv(65536)
+                if not data:
+                    return
+                for line in self._decoder.feed(data):
+                    if not isinstance(line, Oversized):
+                        self._accept(line)
+        if isinstance(self.broken, DaemonRefused):
+            raise self.broken
 
     def _read_once(self, timeout: float | None) -> None:
+        if self.broken is not None:
+            raise self.broken
         ready, _, _ = select.select([self._sock], [], [], timeout)
         if not ready:
             return
         try:
             data = self._sock.recv(65536)
         except OSError as exc:
-            raise DaemonUnreachable(f"daemon connection lost ({exc.strerror or exc})") from exc
+            why = f"daemon connection lost ({exc.strerror or exc}){self._last_word}"
+            raise self._fail(why) from exc
         if not data:
-            raise DaemonUnreachable("daemon connection lost")
+            raise self._fail("daemon connection lost" + self._last_word)
         for line in self._decoder.feed(data):
             if isinstance(line, Oversized):
-                raise ProtocolViolation("protocol error from daemon: message too large")
+                raise self._fail("protocol error from daemon: message too large", violation=True)
             self._accept(line)
+
+    def _fail(self, why: str, *, violation: bool = False) -> DaemonUnreachable:
+        """Record (and return, to raise) why this connection can no longer be used."""
+        self.broken = (ProtocolViolation if violation else DaemonUnreachable)(why)
+        return self.broken
 
     def _accept(self, line: bytes) -> None:
         try:
             message = json.loads(line)
         except ValueError as exc:
-            raise ProtocolViolation("protocol error from daemon: invalid JSON") from exc
+            raise self._fail("protocol error from daemon: invalid JSON", violation=True) from exc
         for item in message if isinstance(message, list) else [message]:
             if not isinstance(item, dict):
-                raise ProtocolViolation("protocol error from daemon: not a JSON-RPC object")
+                raise self._fail(
+                    "protocol error from daemon: not a JSON-RPC object", violation=True
+                )
             if "method" in item:
                 self._inbox.append(item)
             elif isinstance(item.get("id"), int):
                 self._responses[item["id"]] = item
+            elif item.get("id") is None and isinstance(item.get("error"), dict):
+                self._unaddressed(item["error"])
+
+    def _unaddressed(self, error: dict[str, Any]) -> None:
+        """An error with no id: a refused connection, or a last word before closing."""
+        exc = errors.from_wire(error)
+        if isinstance(exc, errors.ServerBusy):
+            self.broken = DaemonRefused(f"the daemon refused the connection: {exc.message}")
+            raise self.broken
+        self._last_word = f" ({exc.message})"
 
 
 def connect(path: Path, timeout: float = 5.0) -> Connection:

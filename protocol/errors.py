@@ -97,6 +97,13 @@ class ServerBusy(RpcError):
     default_message = "Too many connections"
 
 
+class ServerOverloaded(RpcError):
+    """Retryable: the request was not run. `data.retry_after` suggests seconds to wait."""
+
+    code = -32016
+    default_message = "Server overloaded; retry"
+
+
 class ShuttingDown(RpcError):
     code = -32013
     default_message = "Daemon is shutting down"
@@ -119,6 +126,7 @@ _BY_CODE: dict[int, type[RpcError]] = {
         PeerRefused,
         SessionBusy,
         ServerBusy,
+        ServerOverloaded,
         ShuttingDown,
     )
 }

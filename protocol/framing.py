@@ -46,6 +46,8 @@ class LineDecoder:
         self._buffer = bytearray()
         self._discarding = False
         self._discarded = 0
+        # Lines ended so far (discarded ones included): tells a new line from a continued one.
+        self.ended = 0
 
     def feed(self, data: bytes) -> list[bytes | Oversized]:
         out: list[bytes | Oversized] = []
@@ -64,6 +66,7 @@ class LineDecoder:
                     out.append(Oversized(self._discarded))
             if newline < 0:
                 return out
+            self.ended += 1
             if self._discarding:
                 self._discarding = False
             else:
@@ -77,3 +80,8 @@ class LineDecoder:
     def pending(self) -> int:
         """Bytes of an unfinished line held in memory."""
         return len(self._buffer)
+
+    @property
+    def in_message(self) -> bool:
+        """A line has begun and not ended: held in memory, or being discarded as too long."""
+        return self._discarding or bool(self._buffer)
