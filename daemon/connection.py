@@ -1,8 +1,12 @@
 """One client connection: who it is, what it attached to, what waits to be sent.
 
-Outgoing messages go through a bounded queue drained by one writer task, so a
-client that stops reading is cut off ("too far behind") instead of slowing the
-daemon or the other clients.
+Outgoing messages wait in a queue drained by one writer task, bounded in
+count and in bytes (`QueueLimits`). Past the busy bound the connection is
+`overloaded`: the JSON-RPC core answers its new requests with a retryable
+"server overloaded" error instead of running them. Past the hard bound the
+client is cut off ("too far behind"); it can attach again with `since_seq`
+and lose nothing. Replay waits for `room` between pages. Closing drops what
+still waits, so a client that leaves takes its backlog with it.
 """
 
 from __future__ import annotations
@@ -11,15 +15,30 @@ import asyncio
 import contextlib
 import itertools
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
-from coding_harness.protocol.framing import encode
+from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
+
+from .outgoing import MIB, fit_response
 
 log = logging.getLogger(__name__)
 
-DEFAULT_QUEUE_LIMIT = 10_000
 _ids = itertools.count(1)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QueueLimits:
+    """Bounds on what waits to be sent to one client."""
+
+    max_messages: int = 10_000  # past either: cut off as too far behind
+    max_bytes: int = 32 * MIB
+    busy_messages: int = 2_000  # past either: new requests are refused as overloaded
+    busy_bytes: int = 8 * MIB
+    room_messages: int = 500  # under both: a replay sends its next page
+    room_bytes: int = 1 * MIB
 
 
 class Connection:
@@ -28,7 +47,8 @@ class Connection:
         writer: asyncio.StreamWriter,
         *,
         peer_pid: int | None,
-        queue_limit: int = DEFAULT_QUEUE_LIMIT,
+        limits: QueueLimits | None = None,
+        max_message: int = MAX_MESSAGE_BYTES,
     ) -> None:
         self.id = f"c{next(_ids)}"
         self.peer_pid = peer_pid
@@ -37,30 +57,68 @@ class Connection:
         self.can_approve = False
         self.is_tool_descendant = False
         self.attached: set[str] = set()
+        self.limits = limits or QueueLimits()
+        self.max_message = max_message
         self._after_response: list[Callable[[], None]] = []
         self._answers: set[asyncio.Task[None]] = set()
         self._writer = writer
-        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue(queue_limit)
-        self._writer_task = asyncio.create_task(self._drain(), name=f"writer-{self.id}")
+        self._queue: deque[bytes] = deque()
+        self._queued_bytes = 0
+        self._ready = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+        self._finishing = False
         self.closed = asyncio.Event()
+        self._writer_task = asyncio.create_task(self._drain(), name=f"writer-{self.id}")
 
     @property
     def label(self) -> str:
         return f"{self.id}({self.client_name}, pid {self.peer_pid})"
 
+    @property
+    def queued(self) -> tuple[int, int]:
+        """(messages, bytes) waiting to be written."""
+        return len(self._queue), self._queued_bytes
+
+    @property
+    def overloaded(self) -> bool:
+        """So many answers and events wait unread that new requests are refused for now."""
+        limits = self.limits
+        return len(self._queue) > limits.busy_messages or self._queued_bytes > limits.busy_bytes
+
     def send(self, message: Any) -> None:
-        """Queue a message; a client that fell too far behind is disconnected."""
-        self.send_encoded(encode_safely(message))
+        """Queue a message; an answer over the size limit becomes an error saying so."""
+        data = fit_response(message, self.max_message)
+        if data is not None:
+            self.send_encoded(data)
 
     def send_encoded(self, data: bytes) -> None:
-        """Queue an already framed message (an event encoded once for every client)."""
+        """Queue an already framed message; a client that fell too far behind is cut off."""
         if self.closed.is_set():
             return
-        try:
-            self._queue.put_nowait(data)
-        except asyncio.QueueFull:
-            log.warning("%s is too far behind; disconnecting it", self.label)
+        limits = self.limits
+        if (
+            len(self._queue) >= limits.max_messages
+            or self._queued_bytes + len(data) > limits.max_bytes
+        ):
+            log.warning(
+                "%s is too far behind (%d messages, %d bytes unread); disconnecting it",
+                self.label,
+                len(self._queue),
+                self._queued_bytes,
+            )
             self.close(abort=True)
+            return
+        self._queue.append(data)
+        self._queued_bytes += len(data)
+        self._ready.set()
+        if not self._has_room():
+            self._room.clear()
+
+    async def wait_for_room(self) -> bool:
+        """Wait until little is left to write; False once the connection is closed."""
+        await self._room.wait()
+        return not self.closed.is_set()
 
     def answer_later(self, answer: Awaitable[Any]) -> None:
         """Send `answer`'s response when it is ready; the connection reads on meanwhile."""
@@ -84,41 +142,52 @@ class Connection:
             action()
 
     def close(self, *, abort: bool = False) -> None:
-        """Close; `abort` drops unsent data, for a peer that stopped reading."""
+        """Close and drop whatever waits; `abort` drops unsent data, for a peer that
+        stopped reading."""
         if self.closed.is_set():
             return
         self.closed.set()
+        self._room.set()  # wakes a waiting replay, which sees the connection closed
         self._writer_task.cancel()
+        self._forget_queue()
         if abort:
             self._writer.transport.abort()
         else:
             self._writer.close()
 
     async def finish(self) -> None:
-        """Flush what is queued, then close."""
+        """Flush what is queued (for up to 2 s), then close."""
         if not self.closed.is_set():
-            await self._queue.put(None)
+            self._finishing = True
+            self._ready.set()
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(self._writer_task), timeout=2)
         self.close()
 
+    def _has_room(self) -> bool:
+        limits = self.limits
+        return len(self._queue) <= limits.room_messages and self._queued_bytes <= limits.room_bytes
+
+    def _forget_queue(self) -> None:
+        self._queue.clear()
+        self._queued_bytes = 0
+
     async def _drain(self) -> None:
         try:
             while True:
-                data = await self._queue.get()
-                if data is None:
-                    return
+                if not self._queue:
+                    if self._finishing:
+                        return
+                    self._ready.clear()
+                    await self._ready.wait()
+                    continue
+                data = self._queue.popleft()
+                self._queued_bytes -= len(data)
+                if self._has_room():
+                    self._room.set()
                 self._writer.write(data)
                 await self._writer.drain()
         except (ConnectionError, OSError):
             self.closed.set()
-
-
-def encode_safely(message: Any) -> bytes:
-    """Encode, escaping lone surrogates a client may have sent us."""
-    try:
-        return encode(message)
-    except UnicodeEncodeError:
-        import json
-
-        return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+            self._room.set()
+            self._forget_queue()

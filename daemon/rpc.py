@@ -2,8 +2,10 @@
 
 It never sees a socket. It parses hostile input safely, applies the batch
 rules of the specification itself (jsonrpcserver answers `[1,2,3]` with one
-error), gates every method behind `initialize`, and hands each valid request
-to jsonrpcserver for method lookup, parameter binding and result shaping.
+error), gates every method behind `initialize`, refuses requests with a
+retryable "server overloaded" error while the peer has too much unread, and
+hands each valid request to jsonrpcserver for method lookup, parameter
+binding and result shaping.
 Handlers are plain `async def` functions that return a result or raise an
 `RpcError`; `MethodTable` adapts them and keeps tracebacks off the wire.
 """
@@ -20,10 +22,13 @@ from jsonrpcserver import Error, Success
 from jsonrpcserver.async_main import dispatch_to_serializable
 
 from coding_harness.protocol import errors, methods
+from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
 
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 100
+# Seconds an overloaded client is asked to wait (at least) before it retries.
+RETRY_AFTER = 0.1
 _ALLOWED_MEMBERS = frozenset({"jsonrpc", "method", "params", "id"})
 
 Handler = Callable[..., Awaitable[Any]]
@@ -36,6 +41,11 @@ class Peer(Protocol):
 
     @property
     def label(self) -> str: ...
+
+    @property
+    def overloaded(self) -> bool:
+        """Too much waits unread: new requests are refused, to be retried."""
+        ...
 
 
 class MethodTable:
@@ -143,10 +153,13 @@ class Endpoint:
     transport can go on with the connection's next messages meanwhile.
     """
 
-    def __init__(self, table: MethodTable, max_batch: int = MAX_BATCH) -> None:
+    def __init__(
+        self, table: MethodTable, max_batch: int = MAX_BATCH, max_answer: int = MAX_MESSAGE_BYTES
+    ) -> None:
         self._methods = table.as_jsonrpcserver()
         self._detached = frozenset(table.detached)
         self._max_batch = max_batch
+        self._max_answer = max_answer
 
     async def handle(self, raw: bytes, peer: Peer) -> Any:
         try:
@@ -163,9 +176,22 @@ class Endpoint:
             return error_response(
                 errors.InvalidRequest(f"Invalid Request: batch larger than {self._max_batch}")
             )
-        answers = [await self._single(item, peer) for item in message]
-        present = [a for a in answers if a is not None]
-        return present or None
+        return await self._batch(message, peer)
+
+    async def _batch(self, items: list[Any], peer: Peer) -> list[dict[str, Any]] | None:
+        """Each item answered in turn; once the answers fill a message, the rest are
+        refused as overloaded rather than run."""
+        answers: list[dict[str, Any]] = []
+        size = 0
+        for item in items:
+            if size > self._max_answer // 2 and isinstance(item, dict) and "method" in item:
+                answer = _refused(item, peer, "this batch's answers are already large")
+            else:
+                answer = await self._single(item, peer)
+            if answer is not None:
+                answers.append(answer)
+                size += len(json.dumps(answer, ensure_ascii=False))
+        return answers or None
 
     def _is_detached(self, message: Any) -> bool:
         return (
@@ -187,6 +213,8 @@ class Endpoint:
                 )
                 return None
             return error_response(errors.NotInitialized(), item["id"])
+        if peer.overloaded:
+            return _refused(item, peer, "too many answers wait unread on this connection")
         response = await dispatch_to_serializable(
             "", self._methods, context=peer, deserializer=lambda _: item, validator=lambda x: x
         )
@@ -197,3 +225,14 @@ class Endpoint:
                 )
             return None
         return response if isinstance(response, dict) else None
+
+
+def _refused(item: Any, peer: Peer, why: str) -> dict[str, Any] | None:
+    """The retryable "server overloaded" answer to `item` (None for a notification)."""
+    if not isinstance(item, dict) or "id" not in item:
+        log.info("%s: notification dropped: %s", peer.label, why)
+        return None
+    overloaded = errors.ServerOverloaded(
+        f"server overloaded: {why}; read them, then retry", {"retry_after": RETRY_AFTER}
+    )
+    return error_response(overloaded, _readable_id(item))

@@ -7,7 +7,11 @@ activation `start` serves the socket systemd passed instead: systemd bound it
 and owns its path, so there is no lock to take and `close` never unlinks it.
 Each connection's peer uid is checked; bytes are framed into messages and
 handed to the JSON-RPC endpoint; responses and events go out through the
-`Connection`.
+`Connection`. A connection must send `initialize` within `init_timeout`
+(10 s) and finish each message within `message_timeout` (60 s) of its first
+byte, an over-long one being discarded included, or it is closed; so silent
+or trickling peers cannot hold the connection slots. The cap on connections
+leaves file descriptors for the daemon's own work when the limit is low.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import resource
 import socket
 import struct
 from collections.abc import Callable
@@ -31,10 +36,16 @@ from .rpc import Deferred, Endpoint, error_response
 
 log = logging.getLogger(__name__)
 
+# A message must end within this many seconds of its first byte.
 PARTIAL_MESSAGE_TIMEOUT = 60.0
+# A connection must send `initialize` within this many seconds of connecting.
+INIT_TIMEOUT = 10.0
 # Past this many open connections a new one is told so and closed, which keeps
 # file descriptors for the clients already attached.
 MAX_CONNECTIONS = 512
+# File descriptors kept for the store, the log, provider connections and tool
+# processes when RLIMIT_NOFILE is low.
+FD_RESERVE = 32
 READ_CHUNK = 65536
 
 
@@ -65,7 +76,9 @@ class SocketServer:
         self._server: asyncio.AbstractServer | None = None
         self._inode: int | None = None
         self.connections: set[Connection] = set()
-        self.max_connections = MAX_CONNECTIONS
+        self.max_connections = connection_cap()
+        self.init_timeout = INIT_TIMEOUT
+        self.message_timeout = PARTIAL_MESSAGE_TIMEOUT
 
     # -- lifecycle -------------------------------------------------------
     async def start(
@@ -163,7 +176,7 @@ class SocketServer:
         if len(self.connections) >= self.max_connections:
             await _refuse_busy(writer, self.max_connections)
             return
-        conn = Connection(writer, peer_pid=pid)
+        conn = Connection(writer, peer_pid=pid, max_message=self._max_message)
         conn.is_tool_descendant = self._classify_peer(pid)
         self.connections.add(conn)
         log.debug("%s connected", conn.label)
@@ -179,28 +192,64 @@ class SocketServer:
 
     async def _read_loop(self, reader: asyncio.StreamReader, conn: Connection) -> None:
         decoder = LineDecoder(self._max_message)
+        clock = asyncio.get_running_loop().time
+        init_deadline = clock() + self.init_timeout
+        message_deadline: float | None = None
         while not conn.closed.is_set():
-            timeout = PARTIAL_MESSAGE_TIMEOUT if decoder.pending else None
+            deadline = message_deadline
+            if not conn.initialized:
+                deadline = min(init_deadline, deadline or init_deadline)
             try:
+                timeout = None if deadline is None else max(0.0, deadline - clock())
                 data = await asyncio.wait_for(reader.read(READ_CHUNK), timeout)
             except TimeoutError:
-                log.info("%s: partial message idle for %.0f s; closing", conn.label, timeout)
+                self._timed_out(conn)
                 return
             if not data:
                 return
+            ended = decoder.ended
             for line in decoder.feed(data):
-                if isinstance(line, Oversized):
-                    limit = errors.MessageTooLarge(
-                        f"message larger than {self._max_message} bytes; it was discarded"
-                    )
-                    conn.send(error_response(limit))
-                    continue
-                response = await self._endpoint.handle(line, conn)
-                if isinstance(response, Deferred):
-                    conn.answer_later(response.answer)
-                elif response is not None:
-                    conn.send(response)
-                conn.run_after_response()
+                await self._handle_line(line, conn)
+            if not decoder.in_message:
+                message_deadline = None
+            elif message_deadline is None or decoder.ended != ended:
+                message_deadline = clock() + self.message_timeout
+
+    async def _handle_line(self, line: bytes | Oversized, conn: Connection) -> None:
+        if isinstance(line, Oversized):
+            limit = errors.MessageTooLarge(
+                f"message larger than {self._max_message} bytes; it was discarded"
+            )
+            conn.send(error_response(limit))
+            return
+        response = await self._endpoint.handle(line, conn)
+        if isinstance(response, Deferred):
+            conn.answer_later(response.answer)
+        elif response is not None:
+            conn.send(response)
+        conn.run_after_response()
+
+    def _timed_out(self, conn: Connection) -> None:
+        if not conn.initialized:
+            log.info("%s: no initialize within %.0f s; closing", conn.label, self.init_timeout)
+            late = errors.NotInitialized(
+                f"no initialize within {self.init_timeout:.0f} s of connecting; closing"
+            )
+            conn.send(error_response(late))
+        else:
+            log.info(
+                "%s: a message unfinished %.0f s after its first byte; closing",
+                conn.label,
+                self.message_timeout,
+            )
+
+
+def connection_cap(limit: int = MAX_CONNECTIONS) -> int:
+    """`limit`, or fewer when RLIMIT_NOFILE would not leave `FD_RESERVE` descriptors."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return limit
+    return max(1, min(limit, soft - FD_RESERVE))
 
 
 async def _refuse_busy(writer: asyncio.StreamWriter, limit: int) -> None:

@@ -2,24 +2,30 @@
 
 Every event gets the next `seq` of its session and is kept in the session's
 log, so `session.attach` with `since_seq` replays exactly what a client
-missed. Events go to every attached connection as `event` notifications and
-wait in `pending_events` until the store takes them (with the next completed
-step, or at the next periodic flush).
+missed (`replay.py` sends it in pages). Events go to every attached
+connection as `event` notifications and wait in `pending_events` until the
+store takes them (with the next completed step, or at the next periodic
+flush). No event exceeds `outgoing.EVENT_LIMIT`: a long delta is split into
+several events, other events have their longest strings cut (`data.cut`).
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coding_harness.protocol import methods
+from coding_harness.protocol.methods import EventKind
 
 from .approvals import PendingApprovals
-from .connection import Connection, encode_safely
+from .connection import Connection
+from .outgoing import DELTA_KINDS, EVENT_LIMIT, delta_pieces, encode_safely, fit_event, history_note
 from .seams import JSONObject, Usage
 
 if TYPE_CHECKING:
@@ -99,17 +105,47 @@ class Session:
         self._seq = itertools.count(self.first_seq)
 
     def emit(self, kind: str, data: JSONObject) -> Event:
+        """Number, keep and send an event; a delta too long for one event becomes several."""
+        text = data.get("text")
+        if kind in DELTA_KINDS and isinstance(text, str) and len(text) > EVENT_LIMIT // 8:
+            pieces = delta_pieces(text)
+            for piece in pieces[:-1]:
+                self._emit_one(kind, {**data, "text": piece})
+            return self._emit_one(kind, {**data, "text": pieces[-1]})
+        return self._emit_one(kind, data)
+
+    def _emit_one(self, kind: str, data: JSONObject) -> Event:
         self.last_activity = time.time()
         event = Event(seq=next(self._seq), kind=kind, data=data, at=self.last_activity)
+        framed = self.framed(event)
         self.events.append(event)
         if len(self.events) > EVENT_LOG_LIMIT:
             del self.events[: len(self.events) - EVENT_LOG_LIMIT]
-        self.pending_events.append((event.seq, kind, data, event.at))
-        if self.subscribers:
-            framed = encode_safely(event.notification(self.id))
-            for conn in list(self.subscribers.values()):
-                conn.send_encoded(framed)
+        self.pending_events.append((event.seq, kind, event.data, event.at))
+        for conn in list(self.subscribers.values()):
+            conn.send_encoded(framed)
         return event
+
+    def framed(self, event: Event) -> bytes:
+        """The event's notification as sent, its data cut first if it is over the limit."""
+        framed = encode_safely(event.notification(self.id))
+        while len(framed) > EVENT_LIMIT:
+            note = self._note_for(event)  # may add `reply_message` to the data
+            event.data = fit_event(event.data, len(framed), note)
+            framed = encode_safely(event.notification(self.id))
+        return framed
+
+    def _note_for(self, event: Event) -> Callable[[str, int, int], str]:
+        """For a turn's reply, the note names the history message that holds all of it."""
+        reply = event.data.get("reply")
+        if event.kind != EventKind.TURN_FINISHED or not isinstance(reply, str):
+            return history_note("the whole text is in the session's history (session.history)")
+        index = _message_holding(self.history, reply)
+        if index is None:
+            return history_note("the whole text is in the session's history (session.history)")
+        event.data = {**event.data, "reply_message": index}
+        where = f'session.history {{"offset": {index}, "limit": 1}} pages the whole text'
+        return history_note(where)
 
     def take_pending_events(self) -> list[PendingEvent]:
         taken, self.pending_events = self.pending_events, []
@@ -123,12 +159,23 @@ class Session:
     def last_seq(self) -> int:
         return self.events[-1].seq if self.events else self.first_seq - 1
 
-    def attach(self, conn: Connection, since_seq: int | None) -> list[Event]:
-        """Subscribe `conn`; return what it must be sent first."""
+    @property
+    def first_kept_seq(self) -> int:
+        """The oldest event still in memory (the next one when none is)."""
+        return self.events[0].seq if self.events else self.last_seq + 1
+
+    def events_after(self, seq: int, limit: int) -> list[Event]:
+        """Up to `limit` kept events numbered above `seq`, oldest first."""
+        start = bisect.bisect_right(self.events, seq, key=lambda event: event.seq)
+        return self.events[start : start + limit]
+
+    def subscribe(self, conn: Connection) -> None:
         self.subscribers[conn.id] = conn
         conn.attached.add(self.id)
-        if since_seq is not None:
-            return [e for e in self.events if e.seq > since_seq]
+
+    def attach(self, conn: Connection) -> list[Event]:
+        """Subscribe `conn` to live events; return the approvals still pending, to send first."""
+        self.subscribe(conn)
         pending = self.approvals.pending_seqs()
         return [e for e in self.events if e.seq in pending]
 
@@ -154,6 +201,15 @@ class Session:
         }
 
 
+def _message_holding(history: list[JSONObject], text: str) -> int | None:
+    """The index of the latest assistant message whose content is `text`."""
+    for index in range(len(history) - 1, max(-1, len(history) - 200), -1):
+        message = history[index]
+        if message.get("role") == "assistant" and message.get("content") == text:
+            return index
+    return None
+
+
 def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
@@ -168,7 +224,7 @@ class SessionTable:
     def add(self, session: Session) -> None:
         self._sessions[session.id] = session
         for conn in list(self._watchers.values()):
-            session.attach(conn, None)
+            session.attach(conn)
 
     def remove(self, session_id: str) -> Session | None:
         return self._sessions.pop(session_id, None)
@@ -185,7 +241,7 @@ class SessionTable:
     def watch_all(self, conn: Connection) -> list[tuple[Session, Event]]:
         """Attach `conn` to every session, now and later; return pending approvals."""
         self._watchers[conn.id] = conn
-        return [(s, e) for s in self.all() for e in s.attach(conn, None)]
+        return [(s, e) for s in self.all() for e in s.attach(conn)]
 
     def detach_everywhere(self, conn: Connection) -> None:
         self._watchers.pop(conn.id, None)

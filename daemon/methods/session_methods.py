@@ -1,4 +1,8 @@
-"""The `session.*` methods: create, list, attach, detach, submit, cancel, history."""
+"""The `session.*` methods: create, list, attach, detach, submit, cancel, history.
+
+`session.attach` with `since_seq` replays in pages (`replay.py`); `session.history`
+answers in pages (`history_pages.py`).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from coding_harness.protocol.methods import EventKind
 from ..agent.history import check_messages
 from ..config import ConfigError
 from ..connection import Connection
+from ..history_pages import history_page
+from ..replay import replay
 from ..rpc import MethodTable
 from ..sessions import Session, new_session_id
 from ..settings import SEARCH_ENGINES
@@ -40,6 +46,17 @@ def session_of(daemon: Daemon, session_id: Any) -> Session:
     if session is None:
         raise errors.SessionNotFound(f"no session {session_id!r}; `harness sessions` lists them")
     return session
+
+
+def _whole(name: str, value: Any, *, least: int | None = None) -> int:
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or (least is not None and value < least)
+    ):
+        floor = "" if least is None else f" of at least {least}"
+        raise errors.InvalidParams(f"{name} must be a whole number{floor}")
+    return value
 
 
 def _since(value: Any) -> int | None:
@@ -105,10 +122,14 @@ def register(table: MethodTable, daemon: Daemon) -> None:
                 conn.send(event.notification(owner.id))
             return {"session": ALL_SESSIONS, "sessions": len(daemon.sessions)}
         target = session_of(daemon, session)
-        replay = target.attach(conn, _since(since_seq))
-        for event in replay:
-            conn.send(event.notification(target.id))
-        return {**target.summary(), "replayed": len(replay)}
+        since = _since(since_seq)
+        if since is None:
+            approvals = target.attach(conn)
+            for event in approvals:
+                conn.send_encoded(target.framed(event))
+            return {**target.summary(), "replayed": len(approvals), "missed": 0}
+        done = await replay(target, conn, since)
+        return {**target.summary(), "replayed": done.replayed, "missed": done.missed}
 
     @table.register(m.SESSION_DETACH)
     async def session_detach(conn: Connection, session: Any) -> dict[str, Any]:
@@ -138,8 +159,15 @@ def register(table: MethodTable, daemon: Daemon) -> None:
         return {"cancelled": daemon.turns.cancel(session_of(daemon, session))}
 
     @table.register(m.SESSION_HISTORY)
-    async def session_history(conn: Connection, session: Any) -> dict[str, Any]:
-        return {"messages": session_of(daemon, session).history}
+    async def session_history(
+        conn: Connection, session: Any, offset: Any = 0, limit: Any = None, text_offset: Any = 0
+    ) -> dict[str, Any]:
+        return history_page(
+            session_of(daemon, session).history,
+            offset=_whole("offset", offset),
+            limit=None if limit is None else _whole("limit", limit, least=0),
+            text_offset=_whole("text_offset", text_offset, least=0),
+        )
 
     register_lifecycle(table, daemon)
     register_configure(table, daemon)

@@ -16,6 +16,7 @@ class Peer:
     def __init__(self) -> None:
         self.initialized = False
         self.label = "test-peer"
+        self.overloaded = False
 
 
 def make_endpoint() -> Endpoint:
@@ -209,3 +210,37 @@ def test_a_detached_method_is_answered_later_unless_batched() -> None:
     assert asyncio.run(deferred.answer) == {"jsonrpc": "2.0", "result": "done", "id": 3}
     batched = call(endpoint, peer, '[{"jsonrpc":"2.0","id":4,"method":"slow"}]')
     assert batched == [{"jsonrpc": "2.0", "result": "done", "id": 4}]
+
+
+def test_an_overloaded_peer_gets_retryable_errors_and_nothing_runs(
+    ready: tuple[Endpoint, Peer],
+) -> None:
+    endpoint, peer = ready
+    peer.overloaded = True
+    refused = call(endpoint, peer, '{"jsonrpc":"2.0","id":5,"method":"subtract","params":[3,1]}')
+    assert refused["id"] == 5 and code(refused) == errors.ServerOverloaded.code
+    assert refused["error"]["data"]["retry_after"] > 0
+    assert call(endpoint, peer, '{"jsonrpc":"2.0","method":"boom"}') is None
+    peer.overloaded = False
+    answered = call(endpoint, peer, '{"jsonrpc":"2.0","id":6,"method":"subtract","params":[3,1]}')
+    assert answered["result"] == 2
+
+
+def test_a_batch_whose_answers_grow_large_refuses_the_rest() -> None:
+    table = MethodTable()
+
+    @table.register("initialize")
+    async def initialize(peer: Peer, protocol: Any) -> None:
+        peer.initialized = True
+
+    @table.register("big")
+    async def big(peer: Peer) -> str:
+        return "x" * 400
+
+    endpoint, peer = Endpoint(table, max_answer=1000), Peer()
+    call(endpoint, peer, '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":1}}')
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "big"} for i in range(1, 6)]
+    answers = call(endpoint, peer, json.dumps(batch))
+    assert [a["id"] for a in answers] == [1, 2, 3, 4, 5]
+    assert ["result" in a for a in answers] == [True, True, False, False, False]
+    assert {code(a) for a in answers[2:]} == {errors.ServerOverloaded.code}
