@@ -2,7 +2,9 @@
 
 Under `--output-format json` or `stream-json` the run always ends with one
 result object on standard output, also when it could not start (daemon
-unreachable: exit 4; refused arguments: 5; Ctrl-C: 130).
+unreachable: exit 4; refused arguments: 5; Ctrl-C: 130). A connection that
+drops mid-turn (the client was stopped and fell behind, the daemon
+restarted) is opened again and the missed events replayed (`TurnDriver`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 from typing import Any
 
 from coding_harness.protocol import errors, methods
-from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
 from . import exit_codes
@@ -61,15 +63,35 @@ def _run(conn: Connection, options: OneShotOptions, prompt: str, style: Style) -
         PrintOptions(quiet=options.quiet, output_format=options.output_format),
         sys.stdout,
     )
-    driver = TurnDriver(conn, session["session"], printer, _answerer(options, style))
+    driver = TurnDriver(
+        conn,
+        session["session"],
+        printer,
+        _answerer(options, style),
+        reopen=lambda: _reopen(conn),
+        last_seq=int(session.get("last_seq") or 0),
+    )
     try:
         submitted = conn.request(methods.SESSION_SUBMIT, _submit_params(options, prompt, session))
         finished = driver.follow(submitted["turn"])
     finally:
         view.pause()
+        if driver.conn is not conn:
+            driver.conn.close()
     code = int(finished.get("exit_code", exit_codes.MODEL_ERROR))
     printer.final({**finished, "session": session["session"], "exit_code": code})
     return code
+
+
+def _reopen(first: Connection) -> Connection:
+    """Another connection to the daemon `first` reached, introduced the same way."""
+    conn = connect(first.path)
+    try:
+        conn.initialize("harness", __version__)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def _submit_params(options: OneShotOptions, prompt: str, session: dict[str, Any]) -> dict[str, Any]:

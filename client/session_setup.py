@@ -54,7 +54,8 @@ def open_session(
             "env": key_env(info.get("key_env") or []),
         },
     )
-    conn.request(methods.SESSION_ATTACH, {"session": session["session"]})
+    attached = conn.request(methods.SESSION_ATTACH, {"session": session["session"]})
+    session["last_seq"] = attached.get("last_seq", 0)  # where a reconnection replays from
     for problem in session.get("config_problems") or []:
         style.line(f"config: {problem}", "yellow")
     if not options.quiet and options.output_format == "text":

@@ -2,16 +2,27 @@
 
 Reads the session's events, hands each to the printer, answers approval
 requests through a callback, turns Ctrl-C into `session.cancel` (a second
-Ctrl-C gives up waiting), and returns the `turn.finished` data. The REPL,
-which follows events on a thread of its own, uses `cancel` and `respond`.
+Ctrl-C gives up waiting), and returns the `turn.finished` data, its reply
+read in full from the history when the event had to cut it. When the
+connection drops (the daemon cut off a client that fell behind, or it
+restarted) and a `reopen` was given, it connects again and attaches with
+`since_seq`, so nothing is lost. The REPL, which follows events on a thread
+of its own, uses `cancel`, `respond` and `reattach`.
 """
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from coding_harness.protocol import errors, methods
-from coding_harness.protocol.client import Connection
+from coding_harness.protocol.client import (
+    Connection,
+    DaemonUnreachable,
+    ProtocolViolation,
+    retry_delay,
+)
+from coding_harness.protocol.history_pages import read_message_text
 from coding_harness.protocol.methods import EventKind
 
 from .printer import TurnPrinter
@@ -21,17 +32,53 @@ if TYPE_CHECKING:
 
     # Returns (decision, reason), or None when this client cannot answer.
     Answerer = Callable[[dict[str, Any]], tuple[str, str] | None]
+    # A new connection to the daemon, initialized.
+    Reopen = Callable[[], Connection]
+
+# How long a dropped connection is tried again before the run gives up (exit 4).
+RECONNECT_SECONDS = 5.0
+# A replay of many missed events can take a while; the daemon paces it.
+REPLAY_TIMEOUT = 300.0
+
+
+def reattach(reopen: Reopen, session: str, since_seq: int) -> tuple[Connection, dict[str, Any]]:
+    """A new connection attached to `session` with every event after `since_seq` replayed
+    (queued on it, before the result); retried with backoff for RECONNECT_SECONDS."""
+    deadline = time.monotonic() + RECONNECT_SECONDS
+    attempt = 1
+    while True:
+        conn: Connection | None = None
+        try:
+            conn = reopen()
+            params = {"session": session, "since_seq": since_seq}
+            return conn, conn.request(methods.SESSION_ATTACH, params, timeout=REPLAY_TIMEOUT)
+        except DaemonUnreachable:
+            if conn is not None:
+                conn.close()
+            delay = retry_delay(attempt + 3)  # jittered, under 0.4 s at first, 2 s at most
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            attempt += 1
 
 
 class TurnDriver:
     def __init__(
-        self, conn: Connection, session: str, printer: TurnPrinter, answer: Answerer
+        self,
+        conn: Connection,
+        session: str,
+        printer: TurnPrinter,
+        answer: Answerer,
+        *,
+        reopen: Reopen | None = None,
+        last_seq: int = 0,
     ) -> None:
         self.conn = conn
         self.session = session
         self.printer = printer
         self.answer = answer
-        self.last_seq = 0
+        self.reopen = reopen
+        self.last_seq = last_seq
         self._cancel_sent = False
 
     def follow(self, turn: str) -> dict[str, Any]:
@@ -40,14 +87,39 @@ class TurnDriver:
         while True:
             try:
                 notification = self.conn.next_notification(timeout=None)
+                finished = None if notification is None else self._handle(notification, turn)
             except KeyboardInterrupt:
                 self._interrupted()
                 continue
-            if notification is None:
+            except DaemonUnreachable as exc:
+                self._reconnect(exc)
                 continue
-            finished = self._handle(notification, turn)
             if finished is not None:
-                return finished
+                return self._whole_reply(finished)
+
+    def _reconnect(self, cause: DaemonUnreachable) -> None:
+        """Connect again and replay what was missed; re-raise `cause` when that cannot be."""
+        if self.reopen is None or isinstance(cause, ProtocolViolation):
+            raise cause
+        self.printer.notice(f"{cause}; reconnecting", "yellow")
+        try:
+            conn, result = reattach(self.reopen, self.session, self.last_seq)
+        except DaemonUnreachable as exc:
+            raise DaemonUnreachable(f"{cause}; could not reconnect: {exc}") from exc
+        self.conn.close()
+        self.conn = conn
+        missed = int(result.get("missed") or 0)
+        note = f"reconnected; {result.get('replayed', 0)} missed events follow"
+        if missed:
+            note += f" ({missed} older ones are no longer kept)"
+        self.printer.notice(note, "dim")
+
+    def _whole_reply(self, finished: dict[str, Any]) -> dict[str, Any]:
+        """`finished`, with the reply read from the history when the event had to cut it."""
+        index = finished.get("reply_message")
+        if "reply" not in (finished.get("cut") or {}) or not isinstance(index, int):
+            return finished
+        return {**finished, "reply": read_message_text(self.conn, self.session, index)}
 
     def cancel(self, note: str = "cancelling the turn") -> bool:
         """Ask the daemon to stop the running turn; False when none was running."""
@@ -78,11 +150,12 @@ class TurnDriver:
         params = notification.get("params") or {}
         if params.get("session") != self.session:
             return None
-        self.last_seq = max(self.last_seq, int(params.get("seq", 0)))
         kind, data = str(params.get("kind", "")), params.get("data") or {}
         self.printer.event(kind, data, notification)
         if kind == EventKind.APPROVAL_REQUESTED:
             self._approve(data)
+        # Counted once handled: an approval whose answer did not get through comes again.
+        self.last_seq = max(self.last_seq, int(params.get("seq", 0)))
         if kind == EventKind.TURN_FINISHED and data.get("turn") == turn:
             return dict(data)
         return None
