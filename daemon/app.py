@@ -35,7 +35,7 @@ from .credentials import load_credentials
 from .methods import build_methods
 from .methods.provider_methods import reload_configuration
 from .providers.pool import ProviderPool
-from .restore import restore_sessions
+from .restore import restore_sessions, tell_store_problem
 from .rpc import Endpoint
 from .server import SocketServer
 from .service import ServiceContext, remove_record, write_record
@@ -216,6 +216,9 @@ class Daemon:
         self._state_lock.acquire()
         self.keeper.keep_record(LeftoverRecord(self.store_path.with_name(RECORD_NAME)))
         self.store = Store(self.store_path)
+        self.store.listen(
+            lambda session_id, problem: tell_store_problem(self.sessions, session_id, problem)
+        )
         self._apply_retention()
         restored = restore_sessions(self.store, self.sessions, EVENT_LOG_LIMIT)
         log.info("restored %d session(s) from %s", restored, self.store.path)

@@ -6,8 +6,8 @@ so, and what its file writes left on disk (`interrupted.py`): an edit is
 reported written only if the file holds it, and a temporary file the crash
 left behind is removed. The next submit continues from there. An approval
 that was pending is never applied: it is recorded as expired and the model is
-told the call was interrupted. The store is also told to report write
-problems to the sessions' clients.
+told the call was interrupted. `tell_store_problem` is how the store's
+write problems reach a session's clients (wired in app.py).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ EXIT_INTERRUPTED = 130
 
 
 def restore_sessions(store: Store, table: SessionTable, event_limit: int) -> int:
-    store.listen(lambda session_id, problem: tell_store_problem(table, session_id, problem))
     count = 0
     for stored in store.load_sessions(event_limit):
         session = _session_from(stored, store)

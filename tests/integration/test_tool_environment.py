@@ -7,6 +7,7 @@ the key came from the daemon's environment or from the submitting client.
 
 from __future__ import annotations
 
+import json
 import signal
 
 from tests.integration.conftest import Sandbox
@@ -23,12 +24,16 @@ SECRETS = {
 
 def test_a_recipe_printing_env_sees_no_secret(sandbox: Sandbox, model: FakeModelServer) -> None:
     sandbox.write_config(model.endpoint, api_key_env="MODEL_PASS")
+    config = json.loads((sandbox.home / ".coding_harness.json").read_text())
+    config["agent"] = {"env_pass": ["PROJECT_MODE", "MODEL_PASS"]}  # a key is never passed
+    (sandbox.home / ".coding_harness.json").write_text(json.dumps(config))
     (sandbox.workspace / "Makefile").write_text("dump:\n\t@env\n")
     model.add(
         Reply(tool_calls=[tool_call("run_shell", command="make dump")]),
         Reply(content="done"),
     )
     daemon_env = {**sandbox.env, **SECRETS, "CODING_HARNESS_PASS_ME": "visible"}
+    daemon_env["PROJECT_MODE"] = "passed-on-purpose"
     daemon = start_daemon(sandbox.socket, daemon_env)
     try:
         client_env = {**sandbox.env, "MODEL_PASS": "client-pass-4e8d"}
@@ -41,6 +46,7 @@ def test_a_recipe_printing_env_sees_no_secret(sandbox: Sandbox, model: FakeModel
         message["content"] for message in model.requests[1]["messages"] if message["role"] == "tool"
     )
     assert f"HOME={sandbox.home}" in tool_output  # the recipe ran and printed env
+    assert "PROJECT_MODE=passed-on-purpose" in tool_output  # agent.env_pass
     for value in [*SECRETS.values(), "client-pass-4e8d", "visible"]:
         assert value not in tool_output
     assert "MODEL_PASS" not in tool_output
