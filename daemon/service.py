@@ -10,7 +10,8 @@
   the LISTEN_* variables, so no process the agent's tools start inherits them.
 - `write_record` / `remove_record` keep the discovery record
   (`protocol/discovery.py`) in the state folder: written atomically once the
-  daemon serves, removed before it answers a stop.
+  daemon serves, removed before it answers a stop (a removal that fails is
+  logged, never raised, so it cannot hold up the stop).
 """
 
 from __future__ import annotations
@@ -182,13 +183,24 @@ def write_record(path: Path, record: Mapping[str, Any]) -> None:
 
 
 def remove_record(path: Path, pid: int) -> bool:
-    """Remove the record if it names `pid`; another daemon's record is left alone."""
+    """Remove the record if it names `pid`; another daemon's record is left alone.
+
+    Never raises: it runs when a stop begins (in the signal handler among
+    others), and a record that cannot be removed (a read-only state folder)
+    must not stop the daemon from stopping. Clients see the stale record as
+    naming a pid that is gone, and the next daemon replaces it.
+    """
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     if not isinstance(record, dict) or record.get("pid") != pid:
         return False
-    with contextlib.suppress(FileNotFoundError):
+    try:
         path.unlink()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        log.warning("could not remove the discovery record %s: %s", path, exc.strerror or exc)
+        return False
     return True

@@ -20,6 +20,7 @@ from . import paths
 
 RECORD_NAME = "harnessd.json"
 FIELDS = ("pid", "socket", "version", "started_at")
+MAX_PID = 2**31  # pids are C ints; a larger number could not name a process
 
 
 class RecordError(Exception):
@@ -36,15 +37,20 @@ def read_record(path: Path) -> dict[str, Any] | None:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError:
+        raise RecordError(
+            f"{path} is not a daemon record; delete it (the daemon rewrites it)"
+        ) from None
     except OSError as exc:
         raise RecordError(f"cannot read {path} ({exc.strerror}); check its permissions") from exc
     try:
         record = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         record = None
     if not isinstance(record, dict) or not all(key in record for key in FIELDS):
         raise RecordError(f"{path} is not a daemon record; delete it (the daemon rewrites it)")
-    if not isinstance(record["pid"], int) or isinstance(record["pid"], bool):
+    pid = record["pid"]
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < MAX_PID:
         raise RecordError(f"{path} has no valid pid; delete it (the daemon rewrites it)")
     return record
 

@@ -74,3 +74,36 @@ def test_problems_name_every_mismatch() -> None:
     assert "pid 1 answers" in other and "harness daemon restart" in other
     (missing,) = discovery.problems(None, socket_path=here, answering_pid=42)
     assert "no discovery record" in missing
+
+
+def test_a_record_that_cannot_be_removed_is_reported_never_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """remove_record runs in the SIGTERM handler: raising there swallowed the first stop."""
+    path = tmp_path / "harnessd.json"
+    write_record(path, record(os.getpid()))
+
+    def read_only_folder(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "unlink", read_only_folder)
+    assert remove_record(path, os.getpid()) is False
+    assert path.exists()
+    assert "could not remove the discovery record" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"\xff\xfe",
+        b"[" * 100_000,
+        b'{"pid": 99999999999999999999, "socket": "s", "version": "v", "started_at": 1}',
+    ],
+    ids=["not UTF-8", "nested too deep", "pid out of range"],
+)
+def test_a_damaged_record_is_a_record_error(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "harnessd.json"
+    path.write_bytes(content)
+    with pytest.raises(discovery.RecordError, match="delete it"):
+        discovery.read_record(path)
+    assert remove_record(path, os.getpid()) is False
