@@ -3,13 +3,11 @@
 The prompt stays open while a turn runs: output is printed above it
 (prompt_toolkit's `patch_stdout`), a line typed meanwhile is submitted and
 queued by the daemon, and an approval request turns the prompt into its
-question. Events are read by `repl_events.EventPump` on a connection of their
-own; the prompt's thread sends requests on another. When the events
-connection drops (the REPL fell too far behind, the daemon restarted), it is
-opened again and attached with `since_seq`, so no event is lost. Ctrl-C
-cancels the running turn (`TurnDriver.cancel`) and stays; Ctrl-D or /quit
-leaves, detaching without stopping anything. History lives in
-~/.coding_agent_history.
+question. Events are read on a connection of their own (`repl_feed.EventFeed`,
+which attaches again with `since_seq` when that connection drops, so no event
+is lost); the prompt's thread sends requests on another. Ctrl-C cancels the
+running turn (`TurnDriver.cancel`) and stays; Ctrl-D or /quit leaves,
+detaching without stopping anything. History lives in ~/.coding_agent_history.
 """
 
 from __future__ import annotations
@@ -26,12 +24,7 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from coding_harness.protocol import errors, methods
-from coding_harness.protocol.client import (
-    Connection,
-    DaemonUnreachable,
-    ProtocolViolation,
-    connect,
-)
+from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
@@ -43,13 +36,14 @@ from .attach import print_history
 from .plain_view import PlainView
 from .printer import PrintOptions, TurnPrinter
 from .repl_completer import DaemonValues, SlashCompleter
-from .repl_events import EventPump, ReplState
+from .repl_events import ReplState
+from .repl_feed import EventFeed
 from .repl_prompt import ANSWER, REASON, TASK, ReplPrompt, StatusToolbar
 from .sanitize import VisibleWriter, one_line
 from .session_setup import key_env, open_session, reach_daemon
 from .slash_commands import QUIT, SlashCommands
 from .style import Style, color_wanted, is_terminal
-from .turn_driver import TurnDriver, reattach
+from .turn_driver import TurnDriver
 from .view_protocol import View
 from .views import rich_view
 
@@ -131,11 +125,16 @@ class _Repl:
         self.view = self._rich_view() if rich else PlainView(style, out, stream_reply=True)
         self.printer = TurnPrinter(self.view, PrintOptions(quiet=options.quiet), out)
         self.driver = TurnDriver(self.conn, self.sid, self.printer, lambda _: None)
-        self.pump = EventPump(events, self.sid, self._on_event, self._events_lost)
+        self.feed = EventFeed(
+            events,
+            self.sid,
+            last_seq=int(self.session.get("last_seq") or 0),
+            show=self._on_event,
+            notice=self.printer.notice,
+            give_up=self._give_up,
+        )
         self._carry = ""
-        self._last_seq = int(self.session.get("last_seq") or 0)
         self._lost: str | None = None
-        self._leaving = False
 
     def _rich_view(self) -> View:
         view = rich_view(self.out, self.style)
@@ -146,13 +145,11 @@ class _Repl:
     def run(self) -> int:
         if not self.options.quiet:
             self._banner()
-        self.pump.start()
+        self.feed.start()
         try:
             return self._loop()
         finally:
-            self._leaving = True
-            self.pump.stop()
-            self.pump.conn.close()
+            self.feed.stop()
             self.view.pause()
             self.conn.close()
 
@@ -275,41 +272,12 @@ class _Repl:
             self.printer.notice(str(exc), "red")
 
     # -- events (on the event thread) ------------------------------------------
-    def _events_lost(self, reason: str) -> None:
-        """The events connection failed: attach again with `since_seq`, or end the REPL."""
-        broken = self.pump.conn.broken
-        if self._leaving or broken is None or isinstance(broken, ProtocolViolation):
-            self._give_up(reason)  # the REPL itself failed, or the daemon spoke garbage
-            return
-        self.printer.notice(f"{reason}; reconnecting", "yellow")
-        try:
-            conn, result = reattach(self._reopen, self.sid, self._last_seq)
-        except DaemonUnreachable as exc:
-            self._give_up(f"{reason}; could not reconnect: {exc}")
-            return
-        lost, self.pump = self.pump, EventPump(conn, self.sid, self._on_event, self._events_lost)
-        lost.conn.close()
-        self.printer.notice(f"reconnected; {result.get('replayed', 0)} missed events follow", "dim")
-        self.pump.start()
-
     def _give_up(self, reason: str) -> None:
+        """The events connection is gone for good: the prompt ends the REPL (exit 4)."""
         self._lost = reason
         self.prompt.interrupt()
 
-    def _reopen(self) -> Connection:
-        conn = connect(self.conn.path)
-        try:
-            conn.initialize("harness-repl", __version__)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
     def _on_event(self, kind: str, data: dict[str, Any], note: dict[str, Any]) -> None:
-        self._show(kind, data, note)
-        self._last_seq = max(self._last_seq, int((note.get("params") or {}).get("seq") or 0))
-
-    def _show(self, kind: str, data: dict[str, Any], note: dict[str, Any]) -> None:
         if kind == EventKind.TURN_STARTED:
             text = str(data.get("text") or "")
             if not self.state.started(str(data.get("turn")), text) and text:

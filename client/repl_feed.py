@@ -1,0 +1,86 @@
+"""The REPL's feed of session events, kept up across dropped connections.
+
+An `EventPump` reads the events on a connection of their own. When that
+connection drops (the REPL fell too far behind and the daemon cut it off, or
+the daemon restarted), the feed connects again and attaches with the last
+`seq` it handled (`turn_driver.reattach`), so every event is shown once and
+none is lost. It gives up, and ends the REPL, when the daemon sent something
+that is not JSON-RPC, when showing an event failed, or when no daemon answers
+for RECONNECT_SECONDS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from coding_harness.protocol import errors
+from coding_harness.protocol.client import (
+    Connection,
+    DaemonUnreachable,
+    ProtocolViolation,
+    connect,
+)
+from coding_harness.protocol.version import __version__
+
+from .repl_events import EventPump
+from .turn_driver import reattach
+
+Show = Callable[[str, dict[str, Any], dict[str, Any]], None]
+Notice = Callable[[str, str], None]
+
+
+class EventFeed:
+    def __init__(
+        self,
+        conn: Connection,
+        session: str,
+        *,
+        last_seq: int,
+        show: Show,
+        notice: Notice,
+        give_up: Callable[[str], None],
+    ) -> None:
+        self.session = session
+        self.last_seq = last_seq
+        self._show, self._notice, self._give_up = show, notice, give_up
+        self._closing = False
+        self.pump = EventPump(conn, session, self._on_event, self._lost)
+
+    def start(self) -> None:
+        self.pump.start()
+
+    def stop(self) -> None:
+        self._closing = True
+        self.pump.stop()
+        self.pump.conn.close()
+
+    def _on_event(self, kind: str, data: dict[str, Any], note: dict[str, Any]) -> None:
+        self._show(kind, data, note)
+        self.last_seq = max(self.last_seq, int((note.get("params") or {}).get("seq") or 0))
+
+    def _lost(self, reason: str) -> None:
+        """On the event thread: attach again with `since_seq`, or give up."""
+        broken = self.pump.conn.broken
+        if self._closing or broken is None or isinstance(broken, ProtocolViolation):
+            self._give_up(reason)  # the REPL failed to show an event, or the daemon spoke garbage
+            return
+        self._notice(f"{reason}; reconnecting", "yellow")
+        try:
+            conn, result = reattach(self._reopen, self.session, self.last_seq)
+        except (DaemonUnreachable, errors.RpcError) as exc:
+            self._give_up(f"{reason}; could not reconnect: {exc}")
+            return
+        lost, self.pump = self.pump, EventPump(conn, self.session, self._on_event, self._lost)
+        lost.conn.close()
+        self._notice(f"reconnected; {result.get('replayed', 0)} missed events follow", "dim")
+        self.pump.start()
+
+    def _reopen(self) -> Connection:
+        conn = connect(self.pump.conn.path)
+        try:
+            conn.initialize("harness-repl", __version__)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
