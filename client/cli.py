@@ -1,19 +1,47 @@
 """`harness`: parse the command line and hand off to the right client.
 
 Imports stay lean: the REPL (prompt_toolkit) is imported only when it runs.
+Input is checked here, before any daemon is involved: the prompt (from the
+command line or standard input) and the workspace folder's name must be
+UTF-8 and fit in one message to the daemon, and the folder must exist; each
+refusal is one line and exit 5. Whatever else a command lets escape is said
+in one line by `failures.run_guarded`.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
+from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
+
 from . import exit_codes
-from .args import SUBCOMMANDS, UsageError, build_parser, parse_oneshot, version_text
+from .args import (
+    SUBCOMMANDS,
+    BadInput,
+    OneShotOptions,
+    UsageError,
+    build_parser,
+    decode_input,
+    parse_oneshot,
+    utf8_problem,
+    version_text,
+)
+from .failures import prepare_streams, run_guarded
+
+# Room left in a message for everything a submit carries besides the prompt.
+MESSAGE_OVERHEAD = 1024 * 1024
+MAX_PROMPT_BYTES = MAX_MESSAGE_BYTES - MESSAGE_OVERHEAD
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    prepare_streams()
+    return run_guarded(lambda: _main(args), debug="--debug" in args)
+
+
+def _main(args: list[str]) -> int:
     if args and args[0] in SUBCOMMANDS:
         return _subcommand(args[0], args[1:])
     if args and args[0] in ("-h", "--help"):
@@ -21,29 +49,64 @@ def main(argv: list[str] | None = None) -> int:
         return exit_codes.OK
     try:
         options = parse_oneshot(args)
+        if options.version:
+            print(version_text())
+            return exit_codes.OK
+        prompt = _prompt(options)
+        _check_workspace(options)
+    except BadInput as exc:
+        print(f"harness: {exc}", file=sys.stderr)
+        return exit_codes.BAD_ARGUMENTS
     except UsageError as exc:
         print(f"harness: {exc}\nTry 'harness --help'.", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
-    if options.version:
-        print(version_text())
-        return exit_codes.OK
-    parts = [*options.prompts]
-    if options.words:
-        parts.append(" ".join(options.words))
-    if options.stdin or (not parts and not sys.stdin.isatty()):
-        options.stdin = True
-        parts.append(sys.stdin.read())
-    prompt = "\n".join(parts).strip()
     if not prompt:
-        if options.stdin:
-            print("harness: the prompt is empty", file=sys.stderr)
-            return exit_codes.BAD_ARGUMENTS
         from .repl import run_repl
 
         return run_repl(options)
     from .oneshot import run
 
     return run(options, prompt)
+
+
+def _prompt(options: OneShotOptions) -> str:
+    """The task: -p texts, then the words, then standard input; BadInput if unusable."""
+    parts = [*options.prompts]
+    if options.words:
+        parts.append(" ".join(options.words))
+    if options.stdin or (not parts and not sys.stdin.isatty()):
+        options.stdin = True
+        text = decode_input(sys.stdin.buffer.read(), "standard input")
+        parts.append(text.replace("\r\n", "\n").replace("\r", "\n"))  # as text mode reads
+    prompt = "\n".join(parts).strip()
+    if not prompt and options.stdin:
+        raise BadInput("the prompt is empty")
+    size = len(prompt.encode("utf-8"))
+    if size > MAX_PROMPT_BYTES:
+        raise BadInput(
+            f"the prompt is {size / 1048576:.1f} MiB, over the {MAX_PROMPT_BYTES // 1048576} MiB "
+            "one message to the daemon can carry; send a smaller part of it"
+        )
+    return prompt
+
+
+def _check_workspace(options: OneShotOptions) -> None:
+    """The folder a new session would work in exists (when it is the current one) and is UTF-8."""
+    if options.session:
+        return  # the session has its folder already
+    try:
+        folder = options.cwd or os.getcwd()  # noqa: PTH109 - a str, for utf8_problem
+    except FileNotFoundError:
+        raise BadInput(
+            "the current folder no longer exists; cd to an existing one, or pass --cwd DIR"
+        ) from None
+    problem = utf8_problem(folder)
+    if problem:
+        shown = os.fsencode(folder).decode("utf-8", "backslashreplace")
+        raise BadInput(
+            f"the folder name {shown} is not valid UTF-8 ({problem}), and the daemon takes "
+            "UTF-8 only; rename the folder, or work from another with --cwd"
+        )
 
 
 # Each subcommand's module (imported only when used) exposes main(argv) -> int.

@@ -62,6 +62,9 @@ def start() -> int:
     except DaemonUnreachable as exc:
         print(f"harness: {exc}", file=sys.stderr)
         return exit_codes.DAEMON_UNREACHABLE
+    except errors.RpcError as exc:
+        print(f"harness: the daemon refused: {exc.message}", file=sys.stderr)
+        return exit_codes.DAEMON_UNREACHABLE
     print(f"harnessd running (pid {info['daemon']['pid']}) on {paths.socket_path()}")
     warn_version_skew(info, Style(sys.stderr))
     return exit_codes.OK
@@ -73,14 +76,19 @@ def stop() -> int:
         print("harnessd is not running (harnessd.socket starts it on first use)")
         return exit_codes.OK
     try:
-        with connect(path) as conn:
+        conn = connect(path)
+    except DaemonUnreachable:
+        print("harnessd is not running")
+        return exit_codes.OK
+    try:
+        with conn:
             conn.initialize("harness-daemon", __version__, approvals=False)
             info: dict[str, Any] = conn.request(methods.DAEMON_STATUS)
             _say_draining(info)
             conn.request(methods.DAEMON_SHUTDOWN)
-    except DaemonUnreachable:
-        print("harnessd is not running")
-        return exit_codes.OK
+    except DaemonUnreachable as exc:  # it answered the connection, then failed: say how
+        print(f"harness: could not stop the daemon on {path}: {exc}", file=sys.stderr)
+        return exit_codes.DAEMON_UNREACHABLE
     except errors.RpcError as exc:
         print(f"harness: the daemon refused to stop: {exc.message}", file=sys.stderr)
         return exit_codes.MODEL_ERROR

@@ -4,7 +4,8 @@ The log is `daemon.log` in the state folder (or the path the discovery
 record names), rotated by size by the daemon into `daemon.log.1` .. `.3`.
 `-n N` prints the last N lines, reaching into the rotated files when the
 current one is short; `-f` keeps printing what is appended, reopening the
-file when the daemon rotates it, until Ctrl-C.
+file when the daemon rotates it, until Ctrl-C. A log that exists but cannot
+be read (its permissions, a folder in its place) is one line and exit 1.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ def main(argv: list[str]) -> int:
     if not path.exists() and not args.follow:
         print(f"no daemon log yet at {path}", file=sys.stderr)
         return exit_codes.OK
+    problem = unreadable(path)
+    if problem:
+        print(f"harness daemon logs: {problem}", file=sys.stderr)
+        return exit_codes.MODEL_ERROR
     # One measured end for both: the tail stops there and the follow starts there.
     end = _identity(path)[1] or 0
     out = sys.stdout.buffer
@@ -69,6 +74,20 @@ def log_path() -> Path:
     if record is not None and record.get("log_file"):
         return Path(str(record["log_file"]))
     return paths.state_dir() / "daemon.log"
+
+
+def unreadable(path: Path) -> str | None:
+    """Why the log at `path` cannot be read, or None (also when it does not exist yet)."""
+    try:
+        with path.open("rb"):
+            return None
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return (
+            f"cannot read {path} ({exc.strerror or exc}); it should be a file you can read: "
+            "fix it, or remove it and run `harness daemon restart`"
+        )
 
 
 def tail(path: Path, count: int, *, end: int | None = None) -> list[bytes]:
@@ -120,7 +139,7 @@ def follow(path: Path, out: BinaryIO, *, offset: int = 0, poll: float = FOLLOW_P
                 if file:
                     out.write(file.read())
                     file.close()
-                file, inode = path.open("rb"), current
+                file, inode = _open_at(path, 0)
             elif file and size is not None and size < file.tell():
                 file.seek(0)  # truncated in place
     finally:
@@ -131,7 +150,7 @@ def follow(path: Path, out: BinaryIO, *, offset: int = 0, poll: float = FOLLOW_P
 def _open_at(path: Path, offset: int) -> tuple[BinaryIO | None, int | None]:
     try:
         file = path.open("rb")
-    except FileNotFoundError:
+    except OSError:  # absent, or replaced by something unreadable: wait for a new one
         return None, None
     file.seek(offset)
     return file, os.fstat(file.fileno()).st_ino

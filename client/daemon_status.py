@@ -11,9 +11,10 @@ when a daemon answers, 4 when none does.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
-from coding_harness.protocol import discovery, methods, paths
+from coding_harness.protocol import discovery, errors, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
@@ -29,13 +30,22 @@ def status() -> int:
         print(f"harnessd is not running; harnessd.socket listens on {path} and starts it")
         return exit_codes.DAEMON_UNREACHABLE
     try:
-        with connect(path) as conn:
-            hello = conn.initialize("harness-daemon", __version__, approvals=False)
-            info: dict[str, Any] = conn.request(methods.DAEMON_STATUS)
+        conn = connect(path)
     except DaemonUnreachable as exc:
         print(f"harnessd is not running ({exc})")
         for problem in discovery.problems(record, socket_path=path, answering_pid=None):
             print(f"note: {problem}")
+        _note_socket_path(path)
+        return exit_codes.DAEMON_UNREACHABLE
+    try:
+        with conn:
+            hello = conn.initialize("harness-daemon", __version__, approvals=False)
+            info: dict[str, Any] = conn.request(methods.DAEMON_STATUS)
+    except DaemonUnreachable as exc:  # something listens, but gave no status: say what
+        print(f"harnessd on {path} did not report its status: {exc}")
+        return exit_codes.DAEMON_UNREACHABLE
+    except errors.RpcError as exc:
+        print(f"harnessd on {path} refused to report its status: {exc.message}")
         return exit_codes.DAEMON_UNREACHABLE
     for line in status_lines(info):
         print(line)
@@ -46,6 +56,14 @@ def status() -> int:
     if skew:
         print(f"warning: {skew}")
     return exit_codes.OK
+
+
+def _note_socket_path(path: Path) -> None:
+    """Say so when something other than a socket sits where the daemon would bind."""
+    try:
+        paths.check_socket_file(path)
+    except paths.UnsafePathError as exc:
+        print(f"note: {exc}")
 
 
 def _record() -> tuple[dict[str, Any] | None, str | None]:

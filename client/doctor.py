@@ -19,7 +19,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from coding_harness.protocol import discovery, methods, paths
+from coding_harness.protocol import discovery, errors, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
@@ -45,7 +45,12 @@ def main(argv: list[str]) -> int:
         print("usage: harness doctor", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     env = dict(os.environ)
-    findings = run_checks(env, home=Path(env.get("HOME") or Path.home()), cwd=Path.cwd())
+    try:
+        cwd = Path.cwd()
+    except FileNotFoundError:
+        print("harness doctor: the current folder no longer exists; cd to an existing one")
+        return exit_codes.BAD_ARGUMENTS
+    findings = run_checks(env, home=Path(env.get("HOME") or Path.home()), cwd=cwd)
     for finding in findings:
         print(f"{LABELS[finding.level]:<8} {finding.text}")
         if finding.fix:
@@ -108,8 +113,12 @@ def _folder_findings(folder: Path) -> list[Finding]:
 
 def _socket_file_findings(path: Path) -> list[Finding]:
     try:
+        paths.check_socket_file(path)
         mode = stat.S_IMODE(path.lstat().st_mode)
-    except FileNotFoundError:
+    except paths.UnsafePathError as exc:
+        what, _, fix = str(exc).partition("; ")
+        return [problem(what, fix)]
+    except OSError:
         return []
     if mode & 0o077:
         return [problem(f"socket {path} has mode {mode:o}", f"chmod 600 {path}")]
@@ -162,9 +171,17 @@ def _launchd_findings(env: dict[str, str]) -> list[Finding]:
 
 
 def _exec_start_python(service: Path) -> str | None:
-    for line in service.read_text(errors="replace").splitlines():
+    """The program the unit runs; None when the unit is unreadable or names none."""
+    try:
+        lines = service.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
         if line.startswith("ExecStart="):
-            words = shlex.split(line.removeprefix("ExecStart=").replace("%%", "%"))
+            try:
+                words = shlex.split(line.removeprefix("ExecStart=").replace("%%", "%"))
+            except ValueError:  # unbalanced quotes in a hand-edited unit
+                return None
             return words[0] if words else None
     return None
 
@@ -218,6 +235,13 @@ def check_daemon(env: Mapping[str, str]) -> list[Finding]:
             problem(
                 f"the daemon (pid {record['pid']}) does not answer: {exc}",
                 "run: harness daemon restart",
+            )
+        ]
+    except errors.RpcError as exc:
+        return [
+            problem(
+                f"the daemon (pid {record['pid']}) refused: {exc.message}",
+                "close clients you do not need, or run: harness daemon restart",
             )
         ]
     mismatches = discovery.problems(record, socket_path=socket_path, answering_pid=status["pid"])

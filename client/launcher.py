@@ -33,20 +33,33 @@ def start_log_path() -> Path:
 
 
 def spawn_daemon(socket_path: Path) -> subprocess.Popen[bytes]:
+    """Start the daemon, its standard error into the state folder; DaemonStartFailed if not."""
     import subprocess  # only when a daemon must be started: it costs ~5 ms
 
     log_path = start_log_path()
-    log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with log_path.open("ab") as log_file:
-        return subprocess.Popen(
-            [sys.executable, "-m", "coding_harness.daemon", "--socket", os.fspath(socket_path)],
-            env=_daemon_environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log_file,
-            start_new_session=True,
-            close_fds=True,
-        )
+    try:
+        paths.ensure_state_dir(log_path.parent)
+        log_file = log_path.open("ab")
+    except paths.UnsafePathError as exc:
+        raise DaemonStartFailed(str(exc)) from None
+    except OSError as exc:
+        raise DaemonStartFailed(str(paths.state_error(log_path.parent, exc))) from None
+    command = [sys.executable, "-m", "coding_harness.daemon", "--socket", os.fspath(socket_path)]
+    with log_file:
+        try:
+            return subprocess.Popen(
+                command,
+                env=_daemon_environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log_file,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise DaemonStartFailed(
+                f"cannot run {sys.executable} ({exc.strerror or exc}); reinstall coding-harness"
+            ) from None
 
 
 # A daemon started by hand must not mistake itself for a systemd service.

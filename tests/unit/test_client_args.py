@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 
 from coding_harness.client.args import (
     SUBCOMMANDS,
+    BadInput,
     UsageError,
     _fast_parse,
     build_parser,
+    decode_input,
     parse_oneshot,
+    utf8_problem,
 )
 
 
@@ -101,3 +107,31 @@ def test_yes_and_dry_run_contradict() -> None:
         parse_oneshot(["-y", "--dry-run", "-p", "x"])
     with pytest.raises(UsageError, match="contradict"):
         parse_oneshot(["--yes", "--dry-run", "--prov", "x", "-p", "x"])
+
+
+def test_utf8_problem_names_the_first_bad_byte_of_what_the_os_gave() -> None:
+    assert utf8_problem("plain ascii and é ✓") is None
+    assert utf8_problem(os.fsdecode(b"ab\xffcd")) == "byte 0xff at offset 2"
+    assert utf8_problem(os.fsdecode("é".encode() + b"\xc3")) == "byte 0xc3 at offset 2"
+    assert utf8_problem("x\ud800") == "a lone surrogate at character 1"
+
+
+def test_decode_input_names_offset_and_line() -> None:
+    assert decode_input("é\n".encode(), "standard input") == "é\n"
+    with pytest.raises(BadInput, match=r"standard input .* \(byte 0xfe at offset 7, line 3\)"):
+        decode_input(b"a\nbc\ndd\xfe", "standard input")
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["-p", "fine", "-p", os.fsdecode(b"\xff")], "-p text #2"),
+        (["-p", os.fsdecode(b"\xff")], "the -p text"),
+        (["task", os.fsdecode(b"\xff")], "prompt word 2"),
+        (["--provider", os.fsdecode(b"\xff"), "x"], "--provider"),
+        (["--session=" + os.fsdecode(b"\xff"), "x"], "--session"),
+    ],
+)
+def test_text_that_is_not_utf8_is_bad_input_naming_where(argv: list[str], named: str) -> None:
+    with pytest.raises(BadInput, match=f"^{re.escape(named)} is not valid UTF-8"):
+        parse_oneshot(argv)

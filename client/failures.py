@@ -1,0 +1,104 @@
+"""The last word on a failure: one line and an exit code, never a traceback.
+
+Each command handles the failures it expects where it knows the most; what
+still escapes a command reaches `run_guarded`, which says it in one line on
+standard error, naming the fix where one is known, and returns the contract's
+exit code: 4 when the daemon cannot be reached, 5 for bad input (text that is
+not UTF-8, a request the daemon refuses as invalid), 130 for Ctrl-C, 1 for
+anything else. `--debug` adds the traceback. A reader that goes away (`harness
+daemon logs | head`) ends the command quietly, as it would a shell tool.
+
+It also makes the standard streams safe to use: a closed one is replaced by
+/dev/null, and a stdout whose encoding cannot spell every character (a
+latin-1 locale, PYTHONIOENCODING=ascii) writes `\\xe9` escapes instead of
+failing halfway through a reply.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from coding_harness.protocol import errors
+from coding_harness.protocol.client import DaemonUnreachable
+
+from . import exit_codes
+
+# Exit status of a command whose reader went away: what a shell reports for SIGPIPE.
+BROKEN_PIPE = 128 + 13
+
+_BAD_INPUT = (errors.InvalidParams, errors.InvalidRequest, errors.SessionNotFound)
+_UNREACHABLE = (errors.ServerBusy, errors.ShuttingDown, errors.UnsupportedProtocol)
+
+
+def prepare_streams() -> None:
+    """Closed streams become /dev/null; stdout escapes what its encoding cannot spell."""
+    # Each replacement lives as long as the process, as the stream it stands for would.
+    if sys.stdin is None:
+        sys.stdin = Path(os.devnull).open(encoding="utf-8")  # noqa: SIM115
+    if sys.stdout is None:
+        sys.stdout = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    if encoding not in ("utf8", "") and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
+def run_guarded(body: Callable[[], int], *, debug: bool = False) -> int:
+    """`body()`'s exit code, or the code and one line for a failure that escaped it."""
+    try:
+        return body()
+    except KeyboardInterrupt:
+        return exit_codes.INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout()
+        return BROKEN_PIPE
+    except DaemonUnreachable as exc:
+        return _say(f"cannot reach the daemon: {exc}", exit_codes.DAEMON_UNREACHABLE, debug)
+    except errors.RpcError as exc:
+        return _say(exc.message, _rpc_exit_code(exc), debug)
+    except UnicodeError as exc:
+        text = (
+            f"some text is not valid UTF-8 ({exc}); check the arguments, the folder's name "
+            "and the environment variables the command reads"
+        )
+        return _say(text, exit_codes.BAD_ARGUMENTS, debug)
+    except OSError as exc:
+        return _say(_os_problem(exc), exit_codes.MODEL_ERROR, debug)
+
+
+def _rpc_exit_code(exc: errors.RpcError) -> int:
+    if isinstance(exc, _BAD_INPUT):
+        return exit_codes.BAD_ARGUMENTS
+    if isinstance(exc, _UNREACHABLE):
+        return exit_codes.DAEMON_UNREACHABLE
+    return exit_codes.MODEL_ERROR
+
+
+def _os_problem(exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    if exc.filename is None:
+        return reason
+    return f"cannot use {exc.filename} ({reason}); check that it exists and is yours"
+
+
+def _say(text: str, code: int, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+    print(f"harness: {text}", file=sys.stderr)
+    return code
+
+
+def _quiet_stdout() -> None:
+    """The reader is gone: point stdout at /dev/null so the exit flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
