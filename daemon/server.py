@@ -154,8 +154,7 @@ class SocketServer:
         """Stop listening, flush and close connections, unlink the socket if we bound it."""
         if self._server is not None:
             self._server.close()
-        for conn in list(self.connections):
-            await conn.finish()
+        await asyncio.gather(*(conn.finish() for conn in list(self.connections)))
         if self._inode is not None:
             with contextlib.suppress(OSError):
                 if self.path.stat().st_ino == self._inode:

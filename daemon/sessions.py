@@ -25,7 +25,16 @@ from coding_harness.protocol.methods import EventKind
 
 from .approvals import PendingApprovals
 from .connection import Connection
-from .outgoing import DELTA_KINDS, EVENT_LIMIT, delta_pieces, encode_safely, fit_event, history_note
+from .outgoing import (
+    DELTA_KINDS,
+    DELTA_PIECE_CHARS,
+    EVENT_LIMIT,
+    HISTORY_NOTE,
+    delta_pieces,
+    encode_safely,
+    fit_event,
+    history_note,
+)
 from .seams import JSONObject, Usage
 
 if TYPE_CHECKING:
@@ -107,7 +116,7 @@ class Session:
     def emit(self, kind: str, data: JSONObject) -> Event:
         """Number, keep and send an event; a delta too long for one event becomes several."""
         text = data.get("text")
-        if kind in DELTA_KINDS and isinstance(text, str) and len(text) > EVENT_LIMIT // 8:
+        if kind in DELTA_KINDS and isinstance(text, str) and len(text) > DELTA_PIECE_CHARS:
             pieces = delta_pieces(text)
             for piece in pieces[:-1]:
                 self._emit_one(kind, {**data, "text": piece})
@@ -139,10 +148,10 @@ class Session:
         """For a turn's reply, the note names the history message that holds all of it."""
         reply = event.data.get("reply")
         if event.kind != EventKind.TURN_FINISHED or not isinstance(reply, str):
-            return history_note("the whole text is in the session's history (session.history)")
+            return HISTORY_NOTE
         index = _message_holding(self.history, reply)
         if index is None:
-            return history_note("the whole text is in the session's history (session.history)")
+            return HISTORY_NOTE
         event.data = {**event.data, "reply_message": index}
         where = f'session.history {{"offset": {index}, "limit": 1}} pages the whole text'
         return history_note(where)

@@ -28,6 +28,7 @@ from coding_harness.client.args import OneShotOptions
 from coding_harness.client.repl import run_repl
 from coding_harness.protocol.version import __version__
 from tests.integration.conftest import Sandbox
+from tests.support.big_answers import big_text, stream_in_large_pieces
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import client, run_harness, start_daemon
 
@@ -45,6 +46,11 @@ def wait_until(check: Callable[[], bool], what: str, timeout: float = 30) -> Non
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+def attached_clients(sandbox: Sandbox) -> int:
+    with client(sandbox.socket, "observer") as observer:
+        return int(observer.request("daemon.status")["attached_clients"])
 
 
 def cut_off_after_the_turn(sandbox: Sandbox) -> Callable[[], bool]:
@@ -147,7 +153,7 @@ def test_a_repl_that_fell_behind_reattaches_and_shows_everything_once(
         )
         repl.start()
         try:
-            wait_until(lambda: cut_off_after_the_turn(sandbox)() is False, "the REPL")
+            wait_until(lambda: attached_clients(sandbox) == 1, "the REPL to attach")
             pipe.send_text(PROMPT + "\n")
             wait_until(lambda: "000000 " in out.text(), "the first piece of the answer")
             out.open.clear()  # the screen stops: the REPL stops reading its events
@@ -243,3 +249,29 @@ def test_a_daemon_that_misbehaves_mid_turn_is_a_clear_exit_4(
     assert said in result.stderr and "Traceback" not in result.stderr
     if hang_up:  # it tried to attach again with since_seq before giving up
         assert "reconnecting" in result.stderr and "could not reconnect" in result.stderr
+
+
+def test_attaching_a_repl_shows_the_end_of_a_history_over_the_message_limit(
+    sandbox: Sandbox, model: FakeModelServer, daemon_env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 17 MiB answer in the history: the banner reads the last messages in pages (item 8)."""
+    stream_in_large_pieces(monkeypatch)
+    answer = big_text(17 * 1024 * 1024)
+    model.add(*(Reply(content=f"answer {i}") for i in range(10)), Reply(content=answer))
+    with client(sandbox.socket) as control:
+        session = control.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+        control.request("session.attach", {"session": session})
+        for text in [*(f"question {i}" for i in range(10)), "the big one"]:
+            params = {"session": session, "text": text, "options": {"route": "coding"}}
+            control.request("session.submit", params)
+        wait_until(lambda: control.request("session.list")["sessions"][0]["messages"] == 22, "22")
+    out, err = Gate(), Gate()
+    with create_pipe_input() as pipe:
+        pipe.send_text("/quit\n")
+        options = OneShotOptions(cwd=str(sandbox.workspace), plain=True, session=session)
+        code = run_repl(options, pt_input=pipe, pt_output=DummyOutput(), out=out, err=err)
+    assert code == 0, err.text()[-2000:]
+    shown = err.text()
+    assert "(2 earlier messages not shown)" in shown  # of 22: question 0 and its answer
+    assert "> question 0\n" not in shown and "> question 1\n" in shown
+    assert answer[-1000:] in shown

@@ -7,7 +7,6 @@ one-shot client stopped with SIGSTOP mid-stream.
 
 from __future__ import annotations
 
-import copy
 import fcntl
 import json
 import socket
@@ -27,7 +26,7 @@ from coding_harness.protocol.client import Connection
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
 from coding_harness.protocol.history_pages import read_history, read_message_text
 from tests.integration.conftest import Sandbox
-from tests.support import fake_model_server
+from tests.support.big_answers import big_text, stream_in_large_pieces
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import client, run_harness
 
@@ -40,26 +39,9 @@ def numbered(count: int) -> str:
     return "".join(f"{i:06d} " for i in range(count))
 
 
-def big_text(size: int) -> str:
-    line = "0123456789 the quick brown fox jumps over the lazy dog {:09d}\n"
-    return "".join(line.format(i) for i in range(size // 64 + 1))[:size]
-
-
 @pytest.fixture
 def coarse_stream(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The fake server streams content in 256 KiB deltas instead of 7 characters."""
-    original: Callable[[Reply], list[dict[str, Any]]] = fake_model_server.stream_chunks
-
-    def chunks(reply: Reply) -> list[dict[str, Any]]:
-        frame = original(Reply(prompt_tokens=reply.prompt_tokens))
-        pieces = []
-        for start in range(0, len(reply.content), 256 * 1024):
-            piece = copy.deepcopy(frame[0])
-            piece["choices"][0]["delta"] = {"content": reply.content[start : start + 256 * 1024]}
-            pieces.append(piece)
-        return [frame[0], *pieces, *frame[1:]]
-
-    monkeypatch.setattr(fake_model_server, "stream_chunks", chunks)
+    stream_in_large_pieces(monkeypatch)
 
 
 def open_session(conn: Connection, sandbox: Sandbox) -> str:
