@@ -182,6 +182,7 @@ class FakeDaemon:
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(path))
         self.listener.listen(4)
+        self._closed = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
@@ -223,9 +224,13 @@ class FakeDaemon:
             if self.hang_up:
                 self.close()
                 return
-            time.sleep(30)  # until the client gives up on its own
+            self._closed.wait(30)  # until the client gives up on its own
+
+    def join(self) -> None:
+        self._thread.join(timeout=5)
 
     def close(self) -> None:
+        self._closed.set()
         self.listener.close()
         self.path.unlink(missing_ok=True)
 
@@ -245,6 +250,7 @@ def test_a_daemon_that_misbehaves_mid_turn_is_a_clear_exit_4(
         result = run_harness(["-p", PROMPT], env=sandbox.env, cwd=sandbox.workspace, timeout=30)
     finally:
         fake.close()
+        fake.join()
     assert result.returncode == 4
     assert said in result.stderr and "Traceback" not in result.stderr
     if hang_up:  # it tried to attach again with since_seq before giving up
