@@ -119,7 +119,7 @@ def register(table: MethodTable, daemon: Daemon) -> None:
         if session == ALL_SESSIONS:
             pending = daemon.sessions.watch_all(conn)
             for owner, event in pending:
-                conn.send(event.notification(owner.id))
+                conn.send_encoded(owner.framed(event))
             return {"session": ALL_SESSIONS, "sessions": len(daemon.sessions)}
         target = session_of(daemon, session)
         since = _since(since_seq)
