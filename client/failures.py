@@ -4,9 +4,11 @@ Each command handles the failures it expects where it knows the most; what
 still escapes a command reaches `run_guarded`, which says it in one line on
 standard error, naming the fix where one is known, and returns the contract's
 exit code: 4 when the daemon cannot be reached, 5 for bad input (text that is
-not UTF-8, a request the daemon refuses as invalid), 130 for Ctrl-C, 1 for
-anything else. `--debug` adds the traceback. A reader that goes away (`harness
-daemon logs | head`) ends the command quietly, as it would a shell tool.
+not UTF-8 or nested too deeply to parse, a request the daemon refuses as
+invalid), 130 for Ctrl-C, 1 for anything else; a file in the state folder
+is named with the state folder's fix. `--debug` adds the traceback. A
+reader that goes away (`harness daemon logs | head`) ends the command
+quietly, as it would a shell tool.
 
 It also makes the standard streams safe to use: a closed one is replaced by
 /dev/null, and a stdout whose encoding cannot spell every character (a
@@ -21,7 +23,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from coding_harness.protocol import errors
+from coding_harness.protocol import errors, paths
 from coding_harness.protocol.client import DaemonUnreachable
 
 from . import exit_codes
@@ -60,6 +62,11 @@ def run_guarded(body: Callable[[], int], *, debug: bool = False) -> int:
         return _say(f"cannot reach the daemon: {exc}", exit_codes.DAEMON_UNREACHABLE, debug)
     except errors.RpcError as exc:
         return _say(exc.message, _rpc_exit_code(exc), debug)
+    except RecursionError:
+        text = (
+            "a file or an answer is nested too deeply to read (a config file?); --debug shows where"
+        )
+        return _say(text, exit_codes.BAD_ARGUMENTS, debug)
     except UnicodeError as exc:
         text = (
             f"some text is not valid UTF-8 ({exc}); check the arguments, the folder's name "
@@ -82,6 +89,9 @@ def _os_problem(exc: OSError) -> str:
     reason = exc.strerror or str(exc)
     if exc.filename is None:
         return reason
+    state = paths.state_dir()
+    if Path(os.fsdecode(exc.filename)).is_relative_to(state):
+        return str(paths.state_error(state, exc))
     return f"cannot use {exc.filename} ({reason}); check that it exists and is yours"
 
 

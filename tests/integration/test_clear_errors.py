@@ -229,6 +229,25 @@ def test_a_damaged_discovery_record_does_not_break_status(sandbox: Sandbox, cont
     assert "harnessd is not running" in result.stdout
 
 
+def test_trust_names_a_state_folder_it_cannot_write(sandbox: Sandbox) -> None:
+    (sandbox.workspace / ".local_coding_harness.json").write_text("{}")
+    state = _read_only_state(sandbox)
+    try:
+        result = harness(sandbox, "trust", input=b"y\n")
+    finally:
+        state.chmod(0o700)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]  # after the question it asked
+    assert last.startswith(f"harness: cannot write to the state folder {state}"), last
+    assert "XDG_STATE_HOME" in last
+
+
+def test_trust_of_a_project_file_nested_too_deep_is_one_line(sandbox: Sandbox) -> None:
+    (sandbox.workspace / ".local_coding_harness.json").write_text("[" * 100_000)
+    one_line(harness(sandbox, "trust"), 5, "nested too deeply")
+
+
 # -- the socket path --------------------------------------------------------
 
 

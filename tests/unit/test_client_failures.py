@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,7 @@ def raising(exc: BaseException) -> Callable[[], int]:
         (errors.InvalidParams("invalid text"), 5, "invalid text"),
         (errors.InternalError("see the daemon log"), 1, "see the daemon log"),
         (UnicodeEncodeError("utf-8", "x\udcff", 1, 2, "surrogates not allowed"), 5, "UTF-8"),
+        (RecursionError("maximum recursion depth exceeded"), 5, "nested too deeply"),
         (
             PermissionError(13, "Permission denied", "/h/.coding_agent_history"),
             1,
@@ -60,3 +62,15 @@ def test_ctrl_c_is_130_and_silent(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_bug_still_shows_its_traceback() -> None:
     with pytest.raises(ZeroDivisionError):
         failures.run_guarded(lambda: 1 // 0)
+
+
+def test_a_file_in_the_state_folder_is_named_with_the_state_fix(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    store = tmp_path / "coding-harness" / "trusted.json"
+    code = failures.run_guarded(raising(PermissionError(13, "Permission denied", str(store))))
+    assert code == exit_codes.MODEL_ERROR
+    err = capsys.readouterr().err
+    assert f"cannot write to the state folder {tmp_path / 'coding-harness'}" in err
+    assert "XDG_STATE_HOME" in err
