@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from coding_harness.protocol.version import __version__
 
+from .text_input import UTF8_FIX, BadInput, utf8_problem
+
 SUBCOMMANDS = ("sessions", "attach", "approve", "trust", "doctor", "completions", "daemon")
 DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")
 SHELLS = ("bash", "zsh", "fish")
@@ -108,66 +110,6 @@ if TYPE_CHECKING:
 
 class UsageError(Exception):
     pass
-
-
-class BadInput(UsageError):
-    """Input that cannot be sent to the daemon; said in one line, exit 5."""
-
-
-UTF8_FIX = "convert it to UTF-8 first (for example with iconv -f latin1 -t utf-8)"
-
-
-def utf8_problem(text: str) -> str | None:
-    """Where `text`, as the OS handed it over, stops being UTF-8; None when it is UTF-8.
-
-    Python decodes command-line words and file names that are not UTF-8 into
-    lone surrogates ("surrogateescape"); the original bytes are recovered to
-    name the first bad one and its byte offset.
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        pass
-    else:
-        return None
-    try:
-        raw = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError as exc:
-        return f"a lone surrogate at character {exc.start}"
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"byte 0x{raw[exc.start]:02x} at offset {exc.start}"
-    return None  # pragma: no cover - the text did not encode, so the bytes cannot decode
-
-
-def decode_input(data: bytes, what: str) -> str:
-    """`data` as UTF-8 text, or BadInput naming the first bad byte, its offset and line."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise BadInput(
-            f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}, "
-            f"line {line}); {UTF8_FIX}"
-        ) from None
-
-
-def check_text(options: OneShotOptions) -> None:
-    """Every text the run sends to the daemon is UTF-8, or BadInput naming which is not."""
-    many = len(options.prompts) > 1
-    named = [
-        *(
-            (f"-p text #{n}" if many else "the -p text", t)
-            for n, t in enumerate(options.prompts, 1)
-        ),
-        *((f"prompt word {n}", word) for n, word in enumerate(options.words, 1)),
-        *((f"--{key}", getattr(options, key)) for key in ("provider", "model", "session")),
-    ]
-    for what, text in named:
-        problem = text and utf8_problem(text)
-        if problem:
-            raise BadInput(f"{what} is not valid UTF-8 ({problem}); {UTF8_FIX}")
 
 
 class OneShotOptions:
@@ -290,6 +232,23 @@ def parse_oneshot(argv: list[str]) -> OneShotOptions:
         raise UsageError("--yes and --dry-run contradict each other; pass one")
     check_text(options)
     return options
+
+
+def check_text(options: OneShotOptions) -> None:
+    """Every text the run sends to the daemon is UTF-8, or BadInput naming which is not."""
+    many = len(options.prompts) > 1
+    named = [
+        *(
+            (f"-p text #{n}" if many else "the -p text", t)
+            for n, t in enumerate(options.prompts, 1)
+        ),
+        *((f"prompt word {n}", word) for n, word in enumerate(options.words, 1)),
+        *((f"--{key}", getattr(options, key)) for key in ("provider", "model", "session")),
+    ]
+    for what, text in named:
+        problem = text and utf8_problem(text)
+        if problem:
+            raise BadInput(f"{what} is not valid UTF-8 ({problem}); {UTF8_FIX}")
 
 
 def _fast_parse(argv: list[str]) -> OneShotOptions | None:

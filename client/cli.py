@@ -19,16 +19,14 @@ from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
 from . import exit_codes
 from .args import (
     SUBCOMMANDS,
-    BadInput,
     OneShotOptions,
     UsageError,
     build_parser,
-    decode_input,
     parse_oneshot,
-    utf8_problem,
     version_text,
 )
 from .failures import prepare_streams, run_guarded
+from .text_input import BadInput, decode_input, utf8_problem
 
 # Room left in a message for everything a submit carries besides the prompt.
 MESSAGE_OVERHEAD = 1024 * 1024

@@ -9,14 +9,12 @@ import pytest
 
 from coding_harness.client.args import (
     SUBCOMMANDS,
-    BadInput,
     UsageError,
     _fast_parse,
     build_parser,
-    decode_input,
     parse_oneshot,
-    utf8_problem,
 )
+from coding_harness.client.text_input import BadInput, decode_input, utf8_problem
 
 
 def help_text() -> str:
