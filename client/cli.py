@@ -14,8 +14,6 @@ import importlib
 import os
 import sys
 
-from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
-
 from . import exit_codes
 from .args import (
     SUBCOMMANDS,
@@ -30,7 +28,6 @@ from .text_input import BadInput, decode_input, utf8_problem
 
 # Room left in a message for everything a submit carries besides the prompt.
 MESSAGE_OVERHEAD = 1024 * 1024
-MAX_PROMPT_BYTES = MAX_MESSAGE_BYTES - MESSAGE_OVERHEAD
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,13 +76,20 @@ def _prompt(options: OneShotOptions) -> str:
     prompt = "\n".join(parts).strip()
     if not prompt and options.stdin:
         raise BadInput("the prompt is empty")
+    _check_size(prompt)
+    return prompt
+
+
+def _check_size(prompt: str) -> None:
+    from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
+
+    limit = MAX_MESSAGE_BYTES - MESSAGE_OVERHEAD
     size = len(prompt.encode("utf-8"))
-    if size > MAX_PROMPT_BYTES:
+    if size > limit:
         raise BadInput(
-            f"the prompt is {size / 1048576:.1f} MiB, over the {MAX_PROMPT_BYTES // 1048576} MiB "
+            f"the prompt is {size / 1048576:.1f} MiB, over the {limit // 1048576} MiB "
             "one message to the daemon can carry; send a smaller part of it"
         )
-    return prompt
 
 
 def _check_workspace(options: OneShotOptions) -> None:

@@ -21,29 +21,26 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
-
-from coding_harness.protocol import errors, paths
-from coding_harness.protocol.client import DaemonUnreachable
+from typing import TYPE_CHECKING
 
 from . import exit_codes
 
+if TYPE_CHECKING:
+    from coding_harness.protocol.errors import RpcError
+
 # Exit status of a command whose reader went away: what a shell reports for SIGPIPE.
 BROKEN_PIPE = 128 + 13
-
-_BAD_INPUT = (errors.InvalidParams, errors.InvalidRequest, errors.SessionNotFound)
-_UNREACHABLE = (errors.ServerBusy, errors.ShuttingDown, errors.UnsupportedProtocol)
 
 
 def prepare_streams() -> None:
     """Closed streams become /dev/null; stdout escapes what its encoding cannot spell."""
     # Each replacement lives as long as the process, as the stream it stands for would.
     if sys.stdin is None:
-        sys.stdin = Path(os.devnull).open(encoding="utf-8")  # noqa: SIM115
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115, PTH123
     if sys.stdout is None:
-        sys.stdout = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115, PTH123
     if sys.stderr is None:
-        sys.stderr = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115, PTH123
     encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
     if encoding not in ("utf8", "") and hasattr(sys.stdout, "reconfigure"):
         sys.stdout.reconfigure(errors="backslashreplace")
@@ -58,29 +55,46 @@ def run_guarded(body: Callable[[], int], *, debug: bool = False) -> int:
     except BrokenPipeError:
         _quiet_stdout()
         return BROKEN_PIPE
-    except DaemonUnreachable as exc:
-        return _say(f"cannot reach the daemon: {exc}", exit_codes.DAEMON_UNREACHABLE, debug)
-    except errors.RpcError as exc:
-        return _say(exc.message, _rpc_exit_code(exc), debug)
-    except RecursionError:
-        text = (
-            "a file or an answer is nested too deeply to read (a config file?); --debug shows where"
-        )
-        return _say(text, exit_codes.BAD_ARGUMENTS, debug)
-    except UnicodeError as exc:
+    except Exception as exc:
+        said = _explain(exc)
+        if said is None:
+            raise  # a bug: its traceback is what a report needs
+        return _say(*said, debug)
+
+
+def _explain(exc: Exception) -> tuple[str, int] | None:
+    """The line and exit code for a failure of the environment or the input; None for a bug.
+
+    The protocol modules are imported here, not at the top, so `harness
+    --version` and `--help` do not pay for them.
+    """
+    from coding_harness.protocol import errors
+    from coding_harness.protocol.client import DaemonUnreachable
+
+    if isinstance(exc, DaemonUnreachable):
+        return f"cannot reach the daemon: {exc}", exit_codes.DAEMON_UNREACHABLE
+    if isinstance(exc, errors.RpcError):
+        return exc.message, _rpc_exit_code(exc)
+    if isinstance(exc, RecursionError):
+        text = "a file or an answer is nested too deeply to read (a config file?)"
+        return f"{text}; --debug shows where", exit_codes.BAD_ARGUMENTS
+    if isinstance(exc, UnicodeError):
         text = (
             f"some text is not valid UTF-8 ({exc}); check the arguments, the folder's name "
             "and the environment variables the command reads"
         )
-        return _say(text, exit_codes.BAD_ARGUMENTS, debug)
-    except OSError as exc:
-        return _say(_os_problem(exc), exit_codes.MODEL_ERROR, debug)
+        return text, exit_codes.BAD_ARGUMENTS
+    if isinstance(exc, OSError):
+        return _os_problem(exc), exit_codes.MODEL_ERROR
+    return None
 
 
-def _rpc_exit_code(exc: errors.RpcError) -> int:
-    if isinstance(exc, _BAD_INPUT):
+def _rpc_exit_code(exc: RpcError) -> int:
+    from coding_harness.protocol import errors
+
+    if isinstance(exc, errors.InvalidParams | errors.InvalidRequest | errors.SessionNotFound):
         return exit_codes.BAD_ARGUMENTS
-    if isinstance(exc, _UNREACHABLE):
+    if isinstance(exc, errors.ServerBusy | errors.ShuttingDown | errors.UnsupportedProtocol):
         return exit_codes.DAEMON_UNREACHABLE
     return exit_codes.MODEL_ERROR
 
@@ -89,6 +103,10 @@ def _os_problem(exc: OSError) -> str:
     reason = exc.strerror or str(exc)
     if exc.filename is None:
         return reason
+    from pathlib import Path
+
+    from coding_harness.protocol import paths
+
     state = paths.state_dir()
     if Path(os.fsdecode(exc.filename)).is_relative_to(state):
         return str(paths.state_error(state, exc))
