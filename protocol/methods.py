@@ -59,6 +59,8 @@ class EventKind:
     INTENT: Final = "intent"
     PLAN: Final = "plan"
     COMPACTED: Final = "context.compacted"
+    MODEL_WAITING: Final = "model.waiting"  # {seconds, done}: no byte from the model yet
+    EDIT_WRITE: Final = "edit.write"  # the journal of a file write, before and after it
 
 
 DECISIONS: Final = ("yes", "no", "skip")

@@ -54,8 +54,8 @@ UNAVAILABLE_ATTEMPTS = 3
 UNAVAILABLE_MAX_DELAY = 1.0
 # A silent server: asked this many times at most.
 STALL_ATTEMPTS = 2
-# The event a request waiting for its first byte sends; add it to protocol.methods.EventKind.
-MODEL_WAITING = "model.waiting"
+# The event a request waiting for its first byte sends.
+MODEL_WAITING = EventKind.MODEL_WAITING
 
 
 class _WatchedSink:

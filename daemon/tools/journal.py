@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from coding_harness.daemon.seams import EventSink, JSONObject
+from coding_harness.protocol.methods import EventKind
 
-WRITE_EVENT = "edit.write"
+WRITE_EVENT = EventKind.EDIT_WRITE
 STARTED, DONE, FAILED = "started", "done", "failed"
 
 T = TypeVar("T")
