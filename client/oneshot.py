@@ -117,7 +117,7 @@ def _answerer(options: OneShotOptions, style: Style) -> Any:
             return None
         from . import approval_prompt  # only when a change waits for an answer
 
-        result = approval_prompt.ask(style)
+        result = approval_prompt.ask(style, kind=request.get("kind"))
         exhausted = result is None
         return result
 

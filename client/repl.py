@@ -30,7 +30,7 @@ from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
 
 from . import exit_codes
-from .approval_prompt import ANSWERS, QUESTION
+from .approval_prompt import ANSWERS, question
 from .args import OneShotOptions
 from .attach import print_history
 from .plain_view import PlainView
@@ -210,7 +210,8 @@ class _Repl:
     def _message(self) -> AnyFormattedText:
         mode = self._mode()
         if mode == ANSWER:
-            return [("bold", QUESTION)]
+            pending = self.state.pending()
+            return [("bold", question(pending.get("kind") if pending else None))]
         return REASON_QUESTION if mode == REASON else "> "
 
     def _mode(self) -> str:

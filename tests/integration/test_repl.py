@@ -226,3 +226,21 @@ def test_an_approval_answered_elsewhere_withdraws_the_question(
     run.wait_for("Hi again.")
     assert run.finish() == 0
     assert "[no from" in run.err.text() and (calc_project / "calc.py").read_text() == BUGGY
+
+
+def test_a_command_approval_is_asked_as_a_command(
+    sandbox: Sandbox, model: FakeModelServer, repl
+) -> None:
+    model.add(
+        Reply(tool_calls=[tool_call("run_shell", command="uv run pytest")]),
+        Reply(content="Left it."),
+    )
+    run = repl()
+    run.type("run the tests\n")
+    run.wait_for("Run this command?", "screen")
+    assert "run the command `uv run pytest` in the workspace" in run.err.text()
+    run.type("n\n")
+    run.wait_for("Left it.")
+    assert run.finish() == 0
+    tools = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert tools == ["the user declined to run `uv run pytest`; it did not run."]

@@ -83,6 +83,7 @@ def test_uv_run_runs_once_approved(sandbox: Sandbox, model: FakeModelServer) -> 
     shell_calls(model, UV_RUN)
     result = harness(sandbox, "-p", "run it", input="y\n")
     assert result.returncode == 0, result.stderr
+    assert "Run this command?" in result.stderr and "Apply this change?" not in result.stderr
     assert marker.read_text() == "run python -c print(1)\n"
     assert tool_results(model) == ["uv ran\n(exit 0)"]
 
