@@ -156,6 +156,7 @@ def register(table: MethodTable, daemon: Daemon) -> None:
 
     @table.register(m.SESSION_CANCEL)
     async def session_cancel(conn: Connection, session: Any) -> dict[str, Any]:
+        refuse_tool_children(conn)  # a recipe must not be able to stop the user's turn
         return {"cancelled": daemon.turns.cancel(session_of(daemon, session))}
 
     @table.register(m.SESSION_HISTORY)

@@ -10,6 +10,7 @@ when the next daemon starts.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -46,6 +47,7 @@ session = conn.request("session.list")["sessions"][0]["session"]
 for method, params in [
     ("approval.respond", {"request": "a1", "decision": "yes"}),
     ("session.submit", {"session": session, "text": "rewrite everything"}),
+    ("session.cancel", {"session": session}),
 ]:
     try:
         conn.request(method, params)
@@ -121,7 +123,11 @@ def test_an_escaped_recipe_helper_is_refused_and_ended_with_the_check(
         helper = read_pid(calc_project / "helper.pid")
         assert process_gone(helper), "the helper outlived the command that started it"
         wait_for_event(conn, "turn.finished")
-    assert verdicts == '{"approval.respond": "refused", "session.submit": "refused"}'
+    assert json.loads(verdicts) == {
+        "approval.respond": "refused",
+        "session.submit": "refused",
+        "session.cancel": "refused",
+    }
 
 
 def test_an_escaped_recipe_process_cannot_approve_the_next_edit(
