@@ -16,6 +16,7 @@ from typing import Any
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
+from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
 
 from .attach import print_history
@@ -190,8 +191,8 @@ class SlashCommands(_AgentCommands):
         print("Anything else is a task for the agent. Ctrl-C cancels a running turn.")
 
     def _messages(self) -> list[dict[str, Any]]:
-        result = self.conn.request(methods.SESSION_HISTORY, {"session": self.session})
-        return list(result["messages"])
+        """The whole history, read page by page (a page holds at most a few MiB)."""
+        return read_history(self.conn, self.session)
 
     def _history(self, _: str) -> None:
         messages = self._messages()

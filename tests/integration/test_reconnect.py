@@ -281,3 +281,28 @@ def test_attaching_a_repl_shows_the_end_of_a_history_over_the_message_limit(
     assert "(2 earlier messages not shown)" in shown  # of 22: question 0 and its answer
     assert "> question 0\n" not in shown and "> question 1\n" in shown
     assert answer[-1000:] in shown
+
+
+def test_save_writes_a_history_larger_than_one_page_whole(
+    sandbox: Sandbox, model: FakeModelServer, daemon_env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`/save` reads every page of `session.history`, not only the first 4 MiB."""
+    stream_in_large_pieces(monkeypatch)
+    answer = big_text(6 * 1024 * 1024)
+    model.add(Reply(content=answer))
+    with client(sandbox.socket) as control:
+        session = control.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+        control.request("session.attach", {"session": session})
+        params = {"session": session, "text": "the big one", "options": {"route": "coding"}}
+        control.request("session.submit", params)
+        wait_until(lambda: control.request("session.list")["sessions"][0]["messages"] == 2, "2")
+    saved = sandbox.root / "saved.json"
+    out, err = Gate(), Gate()
+    with create_pipe_input() as pipe:
+        pipe.send_text(f"/save {saved}\n/quit\n")
+        options = OneShotOptions(cwd=str(sandbox.workspace), plain=True, session=session)
+        code = run_repl(options, pt_input=pipe, pt_output=DummyOutput(), out=out, err=err)
+    assert code == 0, err.text()[-2000:]
+    messages = json.loads(saved.read_text())["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[-1]["content"] == answer
