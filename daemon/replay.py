@@ -6,10 +6,11 @@ events behind catches up without being cut off and without the daemon
 holding the gap twice. The connection is subscribed in the same step that
 finds nothing left to send, so no live event is missed or sent twice.
 
-Replay reaches back as far as the session's event log in memory
-(`sessions.EVENT_LOG_LIMIT` events, reloaded from the store at start-up);
-events older than that are counted as `missed`, and the session's history
-still holds the conversation they described.
+The newest events come from the session's log in memory
+(`sessions.EVENT_LOG_LIMIT` of them); older ones are read from the store a
+page at a time. Only events the store never held (a store that could not be
+written) are counted as `missed`; the session's history still holds the
+conversation they described.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .connection import Connection
-from .sessions import Session
+from .sessions import Event, Session
 
 PAGE_EVENTS = 500
 
@@ -32,7 +33,7 @@ async def replay(session: Session, conn: Connection, since_seq: int) -> Replayed
     """Send `conn` every kept event after `since_seq`, then subscribe it to live ones."""
     done = Replayed()
     while not conn.closed.is_set():
-        page = session.events_after(since_seq, PAGE_EVENTS)
+        page = _older_from_store(session, since_seq) or session.events_after(since_seq, PAGE_EVENTS)
         if not page:
             session.subscribe(conn)
             return done
@@ -44,3 +45,12 @@ async def replay(session: Session, conn: Connection, since_seq: int) -> Replayed
         if not await conn.wait_for_room():
             break
     return done
+
+
+def _older_from_store(session: Session, since_seq: int) -> list[Event]:
+    """The next page from the store when the in-memory log starts after `since_seq`."""
+    kept = session.events_after(since_seq, 1)
+    if session.store is None or not kept or kept[0].seq <= since_seq + 1:
+        return []
+    rows = session.store.events_between(session.id, since_seq, kept[0].seq, PAGE_EVENTS)
+    return [Event(seq=seq, kind=kind, data=data, at=at) for seq, kind, data, at in rows]

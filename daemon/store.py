@@ -297,6 +297,18 @@ class Store:
         ).fetchone()
         return int(row[0] or 0)
 
+    def events_between(
+        self, sid: str, after_seq: int, before_seq: int, limit: int
+    ) -> list[tuple[int, str, dict[str, Any], float]]:
+        """Up to `limit` stored events numbered strictly between the two, oldest first
+        (replay of what the in-memory log no longer holds)."""
+        rows = self._db.execute(
+            "SELECT seq, kind, data, at FROM events WHERE session_id = ? AND seq > ? AND seq < ?"
+            " ORDER BY seq LIMIT ?",
+            (sid, after_seq, before_seq, limit),
+        ).fetchall()
+        return [(seq, kind, json.loads(data), at) for seq, kind, data, at in rows]
+
     def _events(self, sid: str, limit: int) -> list[tuple[int, str, dict[str, Any], float]]:
         rows = self._db.execute(
             "SELECT seq, kind, data, at FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT ?",

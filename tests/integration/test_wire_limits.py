@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from coding_harness.daemon.outgoing import EVENT_LIMIT
+from coding_harness.daemon.sessions import EVENT_LOG_LIMIT
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
@@ -210,6 +211,27 @@ def test_a_reader_that_stops_is_cut_off_and_replays_30000_events_in_pages(
         submit(late, session, "and again")
         live = events_until_finished(late)
         assert live[0]["seq"] == replayed[-1]["seq"] + 1  # then live, with no gap
+
+
+def test_replay_reaches_past_the_in_memory_log_into_the_store(
+    sandbox: Sandbox, model: FakeModelServer, daemon
+) -> None:
+    """More events than the daemon keeps in memory (50,000): the rest come from the store."""
+    model.add(Reply(content=numbered(EVENT_LOG_LIMIT + 2_000)))
+    with client(sandbox.socket, "watcher") as watcher:
+        session = open_session(watcher, sandbox)
+        submit(watcher, session)
+        watched = events_until_finished(watcher, timeout=90)
+        watcher.request("daemon.status")  # the last events are flushed with the turn
+    with client(sandbox.socket, "late") as late:
+        result = late.request("session.attach", {"session": session, "since_seq": 0}, timeout=90)
+        replayed = []
+        while late.has_buffered():
+            replayed.append(late.next_notification(timeout=0)["params"])
+    assert watched[-1]["seq"] > EVENT_LOG_LIMIT
+    assert result["missed"] == 0
+    assert [e["seq"] for e in replayed] == list(range(1, watched[-1]["seq"] + 1))
+    assert replayed[-len(watched) :] == watched
 
 
 # -- item 15 / RELIABILITY 9, 10: silent connections and a low fd limit ----------------
