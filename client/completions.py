@@ -11,12 +11,16 @@ provider names from the config files. An unknown shell exits 5.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from coding_harness.protocol.config_files import global_config, legacy_config, project_config
+from coding_harness.protocol.config_files import (
+    global_config,
+    legacy_config,
+    parse_json,
+    project_config,
+)
 
 from . import exit_codes
 from .args import SHELLS, build_parser
@@ -106,7 +110,7 @@ def _configured() -> dict[str, str]:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -22,6 +22,7 @@ from coding_harness.protocol.config_files import (
     deep_merge,
     global_config,
     legacy_config,
+    parse_json,
     project_config,
 )
 
@@ -107,12 +108,14 @@ def _read(file: _File) -> list[Finding]:
     except OSError as exc:
         return [problem(f"{file.path}: cannot read ({exc.strerror})", "check its permissions")]
     try:
-        data = json.loads(file.raw.decode("utf-8"))
+        data = parse_json(file.raw.decode("utf-8"))
     except UnicodeDecodeError:
         return [problem(f"{file.path}: not UTF-8 text", "save it as UTF-8")]
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         return [problem(f"{file.path}: not valid JSON ({exc.msg} at {where})", "correct it there")]
+    except ValueError as exc:  # nested too deeply
+        return [problem(f"{file.path}: not valid JSON ({exc})", "correct it there")]
     if not isinstance(data, dict):
         return [problem(f"{file.path}: the top level is not an object", 'wrap it in "{...}"')]
     file.data = data

@@ -16,6 +16,7 @@ from typing import Any
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
+from coding_harness.protocol.config_files import parse_json
 from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
 
@@ -219,7 +220,7 @@ class SlashCommands(_AgentCommands):
             return
         path = Path(argument).expanduser()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = parse_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             self.style.line(f"cannot load {path}: {exc}; the conversation is unchanged", "red")
             return

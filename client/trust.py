@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol import trust
-from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME
+from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME, parse_json
 
 from . import exit_codes
 from .style import Style, color_wanted
@@ -68,7 +68,7 @@ def _load(path: Path, style: Style) -> tuple[dict[str, Any], bytes] | None:
         style.line(f"harness trust: cannot read {path} ({exc.strerror})", "red")
         return None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = parse_json(raw.decode("utf-8"))
     except ValueError as exc:
         style.line(f"harness trust: {path} is not valid JSON ({exc}); fix it first", "red")
         return None

@@ -33,8 +33,11 @@ from coding_harness.protocol.version import __version__
 
 from .app import DRAIN_SECONDS, SELF_CHECK_SECONDS, Daemon
 from .config import home_dir
+from .secret_log import KNOWN_SECRETS, install_log_redaction
+from .secrets import collect_secrets
 from .server import AlreadyRunning
 from .service import ServiceContext, ServiceError
+from .tools import prctl
 
 log = logging.getLogger(__name__)
 
@@ -121,12 +124,17 @@ def _setup_logging(level: str, log_file: Path | None) -> Path:
     root = logging.getLogger()
     root.setLevel(level)
     root.addHandler(handler)
+    # The daemon's own secrets are known before anything is logged; turns add theirs.
+    KNOWN_SECRETS.learn(collect_secrets((), os.environ))
+    install_log_redaction(root)
     # httpx logs every request URL at INFO; keep it for --log-level DEBUG.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     return log_file.absolute()
 
 
 def main(argv: list[str] | None = None) -> int:
+    # First of all: other processes of this user may not read our environ or memory.
+    prctl.make_non_dumpable()
     try:
         args = _parse(argv)
     except UsageError as exc:

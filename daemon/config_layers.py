@@ -10,7 +10,6 @@ adds the built-in `local` profile below them when no file declares a provider.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from coding_harness.protocol.config_files import (
     LEGACY_CONFIG_PATH,
     PROJECT_CONFIG_NAME,
     deep_merge,
+    parse_json,
 )
 
 from .providers.profiles import KeyPath, OriginOf
@@ -56,7 +56,7 @@ def _read_layer(path: Path, problems: list[str]) -> Layer | None:
         problems.append(f"{path}: cannot read ({exc.strerror}); it was ignored")
         return None
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = parse_json(raw.decode("utf-8"))
     except ValueError as exc:
         problems.append(f"{path}: not valid JSON ({exc}); it was ignored")
         return None

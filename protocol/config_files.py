@@ -7,6 +7,7 @@ files and merge them the same way. Standard library only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,19 @@ from typing import Any
 GLOBAL_CONFIG_NAME = ".coding_harness.json"
 PROJECT_CONFIG_NAME = ".local_coding_harness.json"
 LEGACY_CONFIG_PATH = Path(".config") / "coding-agent" / "config.json"
+
+
+class NestedTooDeeply(ValueError):
+    """JSON nested deeper than the parser's recursion allows (a hostile file)."""
+
+
+def parse_json(text: str | bytes) -> Any:
+    """`json.loads`, with nesting too deep for the parser reported as a ValueError
+    (`NestedTooDeeply`) like any other invalid JSON, never a RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise NestedTooDeeply("nested too deeply to read") from None
 
 
 def global_config(home: Path) -> Path:

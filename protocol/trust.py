@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
+from .config_files import parse_json
 
 STORE_NAME = "trusted_projects.json"
 ANY = "*"
@@ -116,7 +117,7 @@ def _lookup(data: Mapping[str, Any], path: KeyPath) -> Any:
 def load(store: Path) -> dict[str, str]:
     """The recorded digests; a missing or unreadable store trusts nothing."""
     try:
-        data = json.loads(store.read_text(encoding="utf-8"))
+        data = parse_json(store.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
