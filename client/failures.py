@@ -74,7 +74,7 @@ def _explain(exc: Exception) -> tuple[str, int] | None:
     if isinstance(exc, DaemonUnreachable):
         return f"cannot reach the daemon: {exc}", exit_codes.DAEMON_UNREACHABLE
     if isinstance(exc, errors.RpcError):
-        return exc.message, _rpc_exit_code(exc)
+        return exc.message, rpc_exit_code(exc)
     if isinstance(exc, RecursionError):
         text = "a file or an answer is nested too deeply to read (a config file?)"
         return f"{text}; --debug shows where", exit_codes.BAD_ARGUMENTS
@@ -89,7 +89,8 @@ def _explain(exc: Exception) -> tuple[str, int] | None:
     return None
 
 
-def _rpc_exit_code(exc: RpcError) -> int:
+def rpc_exit_code(exc: RpcError) -> int:
+    """The exit code for a request the daemon refused: 5 bad input, 4 unavailable, else 1."""
     from coding_harness.protocol import errors
 
     if isinstance(exc, errors.InvalidParams | errors.InvalidRequest | errors.SessionNotFound):

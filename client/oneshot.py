@@ -19,6 +19,7 @@ from coding_harness.protocol.version import __version__
 
 from . import exit_codes
 from .args import OneShotOptions
+from .failures import rpc_exit_code
 from .printer import PrintOptions, TurnPrinter, result_object
 from .session_setup import key_env, open_session, reach_daemon
 from .style import Style, color_wanted
@@ -39,8 +40,7 @@ def run(options: OneShotOptions, prompt: str) -> int:
         return _failed(options, exit_codes.DAEMON_UNREACHABLE)
     except errors.RpcError as exc:
         style.line(f"harness: {exc.message}", "red")
-        bad = isinstance(exc, errors.InvalidParams)
-        return _failed(options, exit_codes.BAD_ARGUMENTS if bad else exit_codes.MODEL_ERROR)
+        return _failed(options, rpc_exit_code(exc))
     except KeyboardInterrupt:
         return _failed(options, exit_codes.INTERRUPTED)
 

@@ -16,7 +16,7 @@ The prompt runs on the main thread; the event thread only calls `wake`,
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
@@ -37,15 +37,36 @@ TOOLBAR_STYLE = PromptStyle.from_dict({"bottom-toolbar": "noreverse"})
 
 
 class TaskHistory(FileHistory):
-    """A FileHistory that keeps a line only when `keep()` says it is a task."""
+    """A FileHistory that keeps a line only when `keep()` says it is a task.
+
+    A history file that cannot be read or written (permissions, a folder in its
+    place) costs the recall of earlier sessions, never the REPL: lines are kept
+    in memory for this one.
+    """
 
     def __init__(self, path: Path, keep: Callable[[], bool]) -> None:
         super().__init__(os.fspath(path))
         self.keep = keep
+        self.problem: str | None = None
 
     def append_string(self, string: str) -> None:
         if self.keep():
             super().append_string(string)
+
+    def load_history_strings(self) -> Iterable[str]:
+        try:
+            return list(super().load_history_strings())
+        except OSError as exc:
+            self.problem = f"cannot read {self.filename!s} ({exc.strerror or exc})"
+            return []
+
+    def store_string(self, string: str) -> None:
+        if self.problem is not None:
+            return
+        try:
+            super().store_string(string)
+        except OSError as exc:
+            self.problem = f"cannot write {self.filename!s} ({exc.strerror or exc})"
 
 
 class ReplPrompt:

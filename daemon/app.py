@@ -160,10 +160,12 @@ class Daemon:
 
     def request_stop(self) -> None:
         """Stop taking work: withdraw the record now, before a stop request is answered."""
-        if not self.stopping:
-            self._withdraw()
-        self.stopping = True
-        self._stop.set()
+        try:
+            if not self.stopping:
+                self._withdraw()
+        finally:  # nothing that goes wrong while withdrawing may swallow the stop
+            self.stopping = True
+            self._stop.set()
 
     def status(self) -> dict[str, Any]:
         service = self.service or ServiceContext()

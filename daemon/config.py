@@ -20,13 +20,12 @@ inode changed, and shows each problem once until something changes.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from coding_harness.protocol import trust
+from coding_harness.protocol import paths, trust
 from coding_harness.protocol.config_files import (
     GLOBAL_CONFIG_NAME,
     LEGACY_CONFIG_PATH,
@@ -249,7 +248,8 @@ class ConfigCache:
 
 
 def home_dir() -> Path:
-    return Path(os.environ.get("HOME") or Path.home())
+    """$HOME when absolute, else the account's home (never `/` for an empty HOME)."""
+    return paths.home_dir()
 
 
 def with_model(profile: ProviderProfile, model: str | None) -> ProviderProfile:

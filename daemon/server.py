@@ -29,7 +29,11 @@ from pathlib import Path
 
 from coding_harness.protocol import errors
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES, LineDecoder, Oversized, encode
-from coding_harness.protocol.paths import check_socket_path_length, ensure_private_dir
+from coding_harness.protocol.paths import (
+    check_socket_file,
+    check_socket_path_length,
+    ensure_private_dir,
+)
 
 from .connection import Connection
 from .rpc import Deferred, Endpoint, error_response
@@ -123,6 +127,7 @@ class SocketServer:
         if self.path.exists() or self.path.is_symlink():
             if _answers(self.path):
                 raise AlreadyRunning(f"another process is serving on {self.path}")
+            check_socket_file(self.path)  # a stale socket may go; a file or folder may not
             log.info("replacing stale socket %s", self.path)
             self.path.unlink()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

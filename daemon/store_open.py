@@ -58,6 +58,13 @@ class StoreUnavailable(OSError):
     """The store cannot be opened for a reason that is not damage (a full disk, say)."""
 
 
+def _unavailable(path: Path, exc: Exception) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"cannot open the session store {path} ({exc}); check that the disk has room and "
+        f"that {path.parent} is a folder you own and can write, or set XDG_STATE_HOME to another"
+    )
+
+
 def open_database(path: Path) -> tuple[sqlite3.Connection, str | None]:
     """The store's connection, and a notice when a damaged file was replaced."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -90,7 +97,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
-        raise StoreUnavailable(f"cannot open the session store {path}: {exc}") from exc
+        raise _unavailable(path, exc) from exc
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
@@ -105,7 +112,7 @@ def _connect(path: Path) -> sqlite3.Connection:
         db.close()
         if type(exc) is sqlite3.DatabaseError:  # not a database, or corrupt
             raise _Damaged(str(exc)) from exc
-        raise StoreUnavailable(f"cannot open the session store {path}: {exc}") from exc
+        raise _unavailable(path, exc) from exc
     except _Damaged:
         db.close()
         raise

@@ -155,3 +155,9 @@ def test_mlx_profile_posts_without_streaming(
     assert (calc_project / "calc.py").read_text() == FIXED
     assert all(request.get("stream") is False for request in model.requests)
     assert "Fixed: add now adds." in result.stdout
+
+
+def test_an_unknown_session_is_bad_input(sandbox: Sandbox, model: FakeModelServer, daemon) -> None:
+    result = run_harness(["--session", "nope", "-p", "hi"], env=sandbox.env, cwd=sandbox.workspace)
+    assert result.returncode == 5, result.stderr
+    assert "nope" in result.stderr and "Traceback" not in result.stderr

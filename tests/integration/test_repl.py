@@ -244,3 +244,14 @@ def test_a_command_approval_is_asked_as_a_command(
     assert run.finish() == 0
     tools = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
     assert tools == ["the user declined to run `uv run pytest`; it did not run."]
+
+
+def test_a_history_file_that_cannot_be_used_costs_only_the_recall(
+    sandbox: Sandbox, model: FakeModelServer, repl
+) -> None:
+    (sandbox.home / ".coding_agent_history").mkdir()  # neither readable nor writable as a file
+    model.add(Reply(content="Hello there."))
+    run = repl()
+    run.type("say hi\n")
+    run.wait_for("Hello there.")
+    assert run.finish() == 0
