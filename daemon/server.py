@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import logging
 import os
 import resource
@@ -36,6 +35,7 @@ from coding_harness.protocol.paths import (
 )
 
 from .connection import Connection
+from .pid_lock import LockHeld, take_pid_lock
 from .rpc import Deferred, Endpoint, error_response
 
 log = logging.getLogger(__name__)
@@ -109,19 +109,12 @@ class SocketServer:
         self._server = await asyncio.start_unix_server(self._serve_client, sock=sock)
 
     def _take_lock(self) -> None:
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
+            self._lock_fd = take_pid_lock(self.path.with_name(self.path.name + ".lock"))
+        except LockHeld as held:
             raise AlreadyRunning(
-                f"a daemon is already running on {self.path} (pid {owner})"
+                f"a daemon is already running on {self.path} (pid {held.owner})"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._lock_fd = fd
 
     def _bind(self, on_bound: Callable[[], None]) -> socket.socket:
         if self.path.exists() or self.path.is_symlink():

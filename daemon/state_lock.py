@@ -9,10 +9,10 @@ so the refusal can name it.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 
+from .pid_lock import LockHeld, take_pid_lock
 from .server import AlreadyRunning
 
 LOCK_SUFFIX = ".lock"
@@ -30,19 +30,14 @@ class StateLock:
     def acquire(self) -> None:
         """Take the lock or raise `StateInUse` naming the daemon that holds it."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-            os.close(fd)
+            self._fd = take_pid_lock(self.path)
+        except LockHeld as held:
             raise StateInUse(
-                f"another daemon (pid {owner}) is using the state folder {self.path.parent}; "
-                "stop it first (harness daemon stop) or give this one its own XDG_STATE_HOME"
+                f"another daemon (pid {held.owner}) is using the state folder "
+                f"{self.path.parent}; stop it first (harness daemon stop) or give this one "
+                "its own XDG_STATE_HOME"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
 
     def release(self) -> None:
         if self._fd is not None:

@@ -9,14 +9,11 @@ a table is tested in every spelling without another line here.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from coding_harness.daemon.tools.command_rules import CAT, LS, MAKE, Option, Syntax
-from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.shell import run_shell
-from tests.unit.test_tools_support import build_project, make_ctx, run
+from tests.unit.test_tools_support import build_project, shell
 
 MAKEFILE = (
     "PYTHON = python3\n"
@@ -34,14 +31,6 @@ def root(tmp_path: Path) -> Path:
     project = build_project(tmp_path)
     (project / "Makefile").write_text(MAKEFILE)
     return project
-
-
-def shell(root: Path, command: str, **flags: Any) -> str:
-    ctx, _ = make_ctx(root, **flags)
-    try:
-        return run(run_shell(ctx, command))
-    except ToolRefusal as refusal:  # the registry turns these into results
-        return str(refusal)
 
 
 def nothing_ran(root: Path) -> bool:

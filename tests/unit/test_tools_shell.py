@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.shell import filter_ls_output, run_shell
-from tests.unit.test_tools_support import build_project, make_ctx, process_gone, read_pid, run
+from coding_harness.daemon.tools.shell import filter_ls_output
+from tests.unit.test_tools_support import (
+    build_project,
+    process_gone,
+    read_pid,
+    shell,
+)
 
 MAKEFILE = (
     "hello:\n"
@@ -28,14 +31,6 @@ def root(tmp_path: Path) -> Path:
     project = build_project(tmp_path)
     (project / "Makefile").write_text(MAKEFILE)
     return project
-
-
-def shell(root: Path, command: str, **flags: Any) -> str:
-    ctx, _ = make_ctx(root, **flags)
-    try:
-        return run(run_shell(ctx, command))
-    except ToolRefusal as refusal:  # the registry turns these into results
-        return str(refusal)
 
 
 @pytest.mark.parametrize(

@@ -163,3 +163,15 @@ def umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+def shell(root: Path, command: str, **flags: Any) -> str:
+    """run_shell's answer in `root`: its output, or the refusal the model would get."""
+    from coding_harness.daemon.tools.errors import ToolRefusal
+    from coding_harness.daemon.tools.shell import run_shell
+
+    ctx, _ = make_ctx(root, **flags)
+    try:
+        return run(run_shell(ctx, command))
+    except ToolRefusal as refusal:  # the registry turns these into results
+        return str(refusal)
