@@ -5,10 +5,13 @@ arguments with no closing quote or brace. Telling it to fix its JSON sends it
 round in circles; what helps is to say the call was too big and to split it.
 Two forms reach the loop:
 
-- The reply arrives with `finish_reason == "length"` and a call whose
-  arguments do not parse (or, when the server gave no finish reason at all,
-  arguments that end inside a string or an open object): `cut_off_ids` names
-  those calls, which are answered with `CUT_OFF_RESULT` instead of being run.
+- The reply holds a call whose arguments end inside a string or an open
+  object or array, whatever `finish_reason` the server reported (some report
+  `tool_calls` or `stop` at the token cap, some none at all), or, under
+  `finish_reason == "length"`, any call whose arguments do not parse:
+  `cut_off_ids` names those calls, which are answered with `CUT_OFF_RESULT`
+  instead of being run. Arguments that are complete but wrong (an extra brace,
+  a trailing comma before the end) still go to the tools, which say what is wrong.
 - The server itself failed to parse the cut-off call (llama.cpp answers 500
   "Failed to parse tool call arguments"), so there is no reply and no call id
   to answer: `is_cut_off_error` spots that, and the loop adds the tool-less
@@ -49,9 +52,7 @@ def cut_off_ids(reply: ModelReply) -> set[str]:
     """Ids of the calls in `reply` whose arguments were cut off at the token limit."""
     if reply.finish_reason == "length":
         return {call.id for call in reply.tool_calls if not _parses(call.arguments)}
-    if reply.finish_reason is None:
-        return {call.id for call in reply.tool_calls if looks_cut_off(call.arguments)}
-    return set()
+    return {call.id for call in reply.tool_calls if looks_cut_off(call.arguments)}
 
 
 def looks_cut_off(arguments: str) -> bool:

@@ -165,3 +165,29 @@ def test_a_bad_response_naming_the_parse_failure_counts_too() -> None:
     )
     assert is_cut_off_error(error)
     assert run_loop([error, ModelReply(content="ok")]).result.reply == "ok"
+
+
+@pytest.mark.parametrize("finish_reason", ["tool_calls", "stop", "function_call", "end_turn"])
+def test_a_cut_off_call_counts_whatever_finish_reason_the_server_reports(
+    finish_reason: str,
+) -> None:
+    # Some servers report `tool_calls` or `stop` when a call hits the token cap.
+    tools = EchoTools()
+    script: list[ModelReply | Exception] = [
+        ModelReply(tool_calls=[write_call()], finish_reason=finish_reason),
+        ModelReply(content="I will split it."),
+    ]
+    done = run_loop(script, tools)
+    assert tools.calls == []
+    assert done.tool_results() == [CUT_OFF_RESULT]
+    assert done.messages[2]["tool_calls"][0]["function"]["arguments"] == "{}"
+
+
+def test_under_another_finish_reason_json_that_is_merely_wrong_still_runs() -> None:
+    tools = EchoTools()
+    script: list[ModelReply | Exception] = [
+        ModelReply(tool_calls=[write_call('{"path": "a.py"}}')], finish_reason="stop"),
+        ModelReply(content="ok"),
+    ]
+    run_loop(script, tools)
+    assert [call.arguments for call in tools.calls] == ['{"path": "a.py"}}']
