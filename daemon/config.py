@@ -56,6 +56,7 @@ from .providers.profiles import (
     parse_retry,
 )
 from .settings import AgentSettings, SearchSettings, parse_agent, parse_search
+from .tools.search import SEARCH_KEY_VARIABLES
 
 __all__ = [
     "BUILTIN_PROVIDER",
@@ -98,7 +99,10 @@ class Config:
             ) from None
 
     def key_env_names(self) -> list[str]:
-        return sorted({p.api_key_env for p in self.providers.values() if p.api_key_env})
+        """The variables a client sends with each create and submit: every profile's key
+        and the web search keys, so a key exported in a new shell is used at once."""
+        profiles = {p.api_key_env for p in self.providers.values() if p.api_key_env}
+        return sorted(profiles | set(SEARCH_KEY_VARIABLES))
 
 
 def _flag_problems(merged: Mapping[str, Any], origin_of: OriginOf) -> list[str]:

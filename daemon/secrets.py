@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit
 
-from .tools.search import BRAVE_KEY, EXA_KEY, EXA_KEY_LEGACY
+from .tools.search import SEARCH_KEY_VARIABLES
 
 REDACTED = "[redacted]"
-SEARCH_KEY_VARIABLES = (BRAVE_KEY, EXA_KEY, EXA_KEY_LEGACY)
 _SECRET_NAME = re.compile(
     r"KEY|TOKEN|SECRET|PASSW(?:OR)?D|PASSPHRASE|CREDENTIAL|PRIVATE|AUTH(?!OR)|(?:^|_)PASS(?:_|$)"
 )

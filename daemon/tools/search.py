@@ -2,9 +2,10 @@
 
 A `SearchEngine` turns a query into a few `SearchResult`s or raises
 `SearchError` with a one-line message for the model and the user (a missing
-key names the variable to set). Brave and Exa read their keys from the
-environment at search time (BRAVE_SEARCH_API_KEY, EXA_API_KEY), so a key
-exported later is picked up; DuckDuckGo needs none and is read from its
+key names the variable to set). Brave and Exa read their keys at search time
+(BRAVE_SEARCH_API_KEY, EXA_API_KEY) from the submitting client's environment,
+which sends them like the profiles' keys, then from the daemon's, so a key
+exported in a new shell is used at once; DuckDuckGo needs none and is read from its
 plain-HTML results page. The HTTP transport is injectable for tests.
 """
 
@@ -28,6 +29,8 @@ BRAVE_KEY = "BRAVE_SEARCH_API_KEY"
 EXA_KEY = "EXA_API_KEY"
 EXA_KEY_LEGACY = "EXA_SEARCH_API_KEY"  # the reference design's name, still honoured
 ENGINE_NAMES = ("brave", "exa", "duckduckgo")
+# Read from the submitting client first (it sends them), then the daemon's environment.
+SEARCH_KEY_VARIABLES = (BRAVE_KEY, EXA_KEY, EXA_KEY_LEGACY)
 _TAG = re.compile(r"<[^>]+>")
 
 

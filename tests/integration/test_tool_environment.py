@@ -50,3 +50,18 @@ def test_a_recipe_printing_env_sees_no_secret(sandbox: Sandbox, model: FakeModel
     for value in [*SECRETS.values(), "client-pass-4e8d", "visible"]:
         assert value not in tool_output
     assert "MODEL_PASS" not in tool_output
+
+
+def test_a_search_key_exported_in_a_new_shell_reaches_the_daemon(
+    sandbox: Sandbox, model: FakeModelServer, daemon
+) -> None:
+    """The client sends the search key variables like the profiles' keys (issue 11,
+    item 9): the daemon knows the value, so it is redacted from a tool's output."""
+    value = "brave-from-a-new-shell-5c1d"
+    (sandbox.workspace / "Makefile").write_text(f"show:\n\t@echo key {value}\n")
+    model.add(Reply(tool_calls=[tool_call("run_shell", command="make show")]), Reply(content="ok"))
+    client_env = {**sandbox.env, "BRAVE_SEARCH_API_KEY": value}
+    result = run_harness(["-y", "-p", "show"], env=client_env, cwd=sandbox.workspace)
+    assert result.returncode == 0, result.stderr
+    [shown] = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert shown.startswith("key [redacted]")

@@ -16,6 +16,7 @@ from coding_harness.daemon.config import (
     deep_merge,
     load_config,
 )
+from coding_harness.daemon.tools.search import SEARCH_KEY_VARIABLES
 
 
 def write(path: Path, data: object) -> None:
@@ -60,7 +61,7 @@ def test_project_config_merges_key_by_key(dirs: tuple[Path, Path]) -> None:
     profile = load_config(home, cwd).profile(None)
     assert profile.generation == {"temperature": 0.1, "max_tokens": 100}
     assert profile.model == "big" and profile.api_key_env == "FW_KEY"
-    assert load_config(home, cwd).key_env_names() == ["FW_KEY"]
+    assert load_config(home, cwd).key_env_names() == sorted(["FW_KEY", *SEARCH_KEY_VARIABLES])
 
 
 def test_type_aliases_map_to_mlx(dirs: tuple[Path, Path]) -> None:
