@@ -58,6 +58,7 @@ _GENERAL = _words(
     "where is", "stock price", "exchange rate", "price of", "near me", "directions to",
     "time zone", "holiday",
 )  # fmt: skip
+_URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
 _HYBRID = _words(
     "documentation", "docs for", "latest version", "release notes", "changelog",
     "api reference", "deprecated", "best practices?", "which library", "what library",
@@ -105,7 +106,18 @@ Ask = Callable[[str], Awaitable[str]]
 
 
 async def classify(text: str, mode: str, ask: Ask | None) -> tuple[IntentDecision, str | None]:
-    """The decision for `text` under `mode`, and a notice when the model call failed."""
+    """The decision for `text` under `mode`, and a notice when the model call failed.
+
+    A request that names a web address never goes to the general route, which
+    has no tools: it needs fetch_url to read the page.
+    """
+    decision, notice = await _classify(text, mode, ask)
+    if decision.route == "general" and _URL.search(text):
+        decision = IntentDecision(route="hybrid", source=decision.source)
+    return decision, notice
+
+
+async def _classify(text: str, mode: str, ask: Ask | None) -> tuple[IntentDecision, str | None]:
     if mode == "off":
         return IntentDecision(route="coding", source="default"), None
     by_keywords = classify_keywords(text)

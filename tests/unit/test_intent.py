@@ -103,3 +103,15 @@ def test_a_failing_classifier_falls_back_to_coding_with_a_notice() -> None:
 def test_off_mode_ignores_keywords() -> None:
     decision, _ = asyncio.run(classify("weather forecast", "off", None))
     assert decision == IntentDecision(route="coding", source="default")
+
+
+@pytest.mark.parametrize("mode", ["keywords", "model"])
+def test_a_request_with_a_web_address_gets_a_route_that_can_fetch_it(mode: str) -> None:
+    async def ask(text: str) -> str:
+        return "GENERAL"
+
+    text = "what does the news at https://news.example/today say"
+    decision, _ = asyncio.run(classify(text, mode, ask))
+    assert decision.route == "hybrid"
+    plain, _ = asyncio.run(classify("what does the news say today", mode, ask))
+    assert plain.route == "general"
