@@ -59,12 +59,14 @@ class ModelReply:
     usage: Usage | None = None
 
     def to_message(self) -> JSONObject:
-        """The assistant message in chat-completions format, as history keeps it."""
-        message: JSONObject = {"role": "assistant", "content": self.content or None}
+        """The assistant message in chat-completions format, as history keeps it.
+
+        `content` is always a string, "" beside tool calls: every server accepts
+        that, while some (llama-cpp-python) reject `null` and others need the key.
+        """
+        message: JSONObject = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = [call.to_wire() for call in self.tool_calls]
-        elif message["content"] is None:
-            message["content"] = ""
         return message
 
 

@@ -60,6 +60,7 @@ def check_messages(messages: object) -> list[JSONObject]:
             calls.add(call["id"])
         if message["role"] == "tool" and message.get("tool_call_id") not in calls:
             raise ValueError(f"{where}: a tool result must answer an earlier tool call")
-    checked = [dict(m) for m in messages]
+    # `content` as a string on every message: some servers reject null (providers/wire.py).
+    checked = [{**m, "content": m.get("content") or ""} for m in messages]
     repair_dangling(checked, "not run: the history was loaded from a file")
     return checked

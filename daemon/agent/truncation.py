@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..providers.errors import ModelBadResponse, ModelError, ModelServerError
+from ..providers.errors import ModelBadRequest, ModelBadResponse, ModelError, ModelServerError
 from ..seams import ModelReply, ToolCall
 
 CUT_OFF_RESULT = (
@@ -101,7 +101,7 @@ def without_cut_off_arguments(reply: ModelReply, cut: set[str]) -> ModelReply:
 
 def is_cut_off_error(error: ModelError) -> bool:
     """True when the server failed to parse a tool call, the sign of a cut-off one."""
-    if not isinstance(error, ModelServerError | ModelBadResponse):
+    if not isinstance(error, ModelBadRequest | ModelServerError | ModelBadResponse):
         return False
     return _SERVER_PARSE_FAILURE.search(str(error)) is not None
 

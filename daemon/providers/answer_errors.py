@@ -8,7 +8,8 @@ success status. What it says decides what the error is:
 - a spent quota or usage limit: not retried, since asking again cannot help;
 - a rate limit: `ModelRateLimited`, retried;
 - a request the server refuses (a 4xx code, `invalid_request_error`, a tool
-  call it could not parse or validate): not retried;
+  call it could not parse or validate, a validation error such as pydantic's
+  "Input should be a valid string"): not retried;
 - anything else (overloaded, `server_error`, a 5xx code, a bare message): a
   `ModelBadResponse` that may be retried, as a 5xx would be.
 
@@ -35,7 +36,8 @@ from coding_harness.daemon.providers.errors import (
 
 _RATE_LIMIT = re.compile(r"rate[ _-]?limit|too many requests", re.IGNORECASE)
 _REFUSED = re.compile(
-    r"invalid_request|tool_use_failed|authentication|permission|not_found|unsupported",
+    r"invalid_request|tool_use_failed|authentication|permission|not_found|unsupported"
+    r"|validation error|input should be|field required",
     re.IGNORECASE,
 )
 # 4xx codes that are about timing, not about the request: asking again may help.

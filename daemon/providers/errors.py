@@ -12,9 +12,12 @@ reported inside a successful answer in `answer_errors.py`.
     +-- ModelRateLimited       429 (any error may carry retry_after from the server)
     +-- ModelRequestRejected   4xx: bad request, key, model, size
     |   +-- ModelContextExceeded   the conversation does not fit the context
+    |   +-- ModelBadRequest        the request itself is invalid (400, 422, or a
+    |                              500 whose body is a validation or parse error)
     +-- ModelServerError       5xx
     +-- ModelBadResponse       a success status with a body we cannot use
     +-- ModelStreamCut         the stream ended before the answer did
+        +-- ModelStreamEmpty   ... before its first event (see stream_fallback.py)
 
 Messages are one line, name the endpoint, and say what to do where we know.
 """
@@ -44,6 +47,16 @@ QUOTA_PATTERN = re.compile(
 )
 # A server that could not parse what it was sent: asking again gives the same answer.
 PARSE_FAILURE_PATTERN = re.compile(r"failed to parse", re.IGNORECASE)
+# A server that says the request itself is invalid (pydantic, FastAPI, OpenAI, llama.cpp
+# wording). Some report it as HTTP 500 (llama-cpp-python); asking again cannot help.
+INVALID_REQUEST_PATTERN = re.compile(
+    r"(failed|unable) to parse|(could not|cannot) parse|validation error"
+    r"|input should be|field required|unprocessable|invalid[ _]request|\binvalid\b",
+    re.IGNORECASE,
+)
+# Statuses that by themselves say the request is invalid.
+BAD_REQUEST_STATUSES = frozenset({400, 422})
+BAD_REQUEST_HINT = "; the server refused the request as invalid, so it was not asked again"
 
 
 class ModelError(Exception):
@@ -106,6 +119,10 @@ class ModelContextExceeded(ModelRequestRejected):
     pass
 
 
+class ModelBadRequest(ModelRequestRejected):
+    """The server says the request itself is invalid: the same request gets the same answer."""
+
+
 class ModelServerError(ModelError):
     default_retryable = True
 
@@ -116,6 +133,10 @@ class ModelBadResponse(ModelError):
 
 class ModelStreamCut(ModelError):
     default_retryable = True
+
+
+class ModelStreamEmpty(ModelStreamCut):
+    """A 200 event stream that ended (cleanly or not) before its first event."""
 
 
 def error_from_response(
@@ -135,13 +156,14 @@ def error_from_response(
             endpoint=endpoint,
             status=status,
         )
+    if _is_bad_request(status, f"{message} {kinds}"):
+        return ModelBadRequest(detail + BAD_REQUEST_HINT, endpoint=endpoint, status=status)
     if 500 <= status < 600:
-        fixable = PARSE_FAILURE_PATTERN.search(said) is None
         return ModelServerError(
             detail,
             endpoint=endpoint,
             status=status,
-            retryable=_should_retry(headers, fixable),
+            retryable=_should_retry(headers, True),
             retry_after=parse_retry_after(headers),
         )
     return ModelRequestRejected(
@@ -150,6 +172,19 @@ def error_from_response(
         status=status,
         retryable=_should_retry(headers, False),
     )
+
+
+def _is_bad_request(status: int, said: str) -> bool:
+    """Whether an answer says the request itself is invalid (never worth asking again).
+
+    Only a plain 500 is read for it among the 5xx: a 502-504 comes from a gateway or
+    an overloaded server, whose wording ("invalid response") is about itself.
+    """
+    if status in BAD_REQUEST_STATUSES:
+        return True
+    if status == 500:
+        return INVALID_REQUEST_PATTERN.search(said) is not None
+    return 500 < status < 600 and PARSE_FAILURE_PATTERN.search(said) is not None
 
 
 def _rate_limited(

@@ -27,6 +27,7 @@ from coding_harness.daemon.providers.openai_stream import (
 from coding_harness.daemon.providers.profile_model import ProfileModel
 from coding_harness.daemon.providers.stall import StallWatch
 from coding_harness.daemon.providers.transport_errors import translate_httpx_error
+from coding_harness.daemon.providers.wire import wire_payload
 from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ class LocalModel(ProfileModel):
 
     async def complete(self, payload: JSONObject, sink: StreamSink) -> ModelReply:
         endpoint = self._profile.endpoint
-        body = {key: value for key, value in payload.items() if key != "stream_options"}
+        body = {k: v for k, v in wire_payload(payload).items() if k != "stream_options"}
         body["stream"] = False
         log.debug("POST %s (whole answer, model %s)", endpoint, payload.get("model"))
         try:

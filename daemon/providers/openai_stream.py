@@ -5,7 +5,8 @@ One POST with `"stream": true` and usage requested; the SSE body goes through
 limit: a stream that keeps sending runs as long as it needs; the profile's
 `timeouts` bound the wait for its first byte and the silence between two
 pieces (`stall.py`), and `bodies.py` caps what is read. A stream that stops before `[DONE]` and
-before any finish_reason is a `ModelStreamCut`, never a quietly partial reply.
+before any finish_reason is a `ModelStreamCut`, never a quietly partial reply; one
+that stops before its first event is a `ModelStreamEmpty` (`stream_fallback.py`).
 After `[DONE]` the rest of the body (its end, over HTTP/1.1 the last chunk) is
 read too: a response left unread closes its connection, and the next call
 would pay for a new TCP and TLS handshake.
@@ -34,12 +35,14 @@ from coding_harness.daemon.providers.chunks import ReplyAssembler, reply_from_co
 from coding_harness.daemon.providers.errors import (
     ModelBadResponse,
     ModelStreamCut,
+    ModelStreamEmpty,
     error_from_response,
 )
 from coding_harness.daemon.providers.profile_model import ProfileModel
 from coding_harness.daemon.providers.sse import SSEDecoder, SSEEvent, SSEEventTooLarge
 from coding_harness.daemon.providers.stall import StallWatch
 from coding_harness.daemon.providers.transport_errors import translate_httpx_error
+from coding_harness.daemon.providers.wire import wire_payload
 from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)
@@ -68,7 +71,7 @@ class OpenAIStreamingModel(ProfileModel):
         endpoint = self._profile.endpoint
         options = payload.get("stream_options")
         body = {
-            **payload,
+            **wire_payload(payload),
             "stream": True,
             "stream_options": {
                 **(options if isinstance(options, dict) else {}),
@@ -111,30 +114,50 @@ class OpenAIStreamingModel(ProfileModel):
 async def read_event_stream(
     response: httpx.Response, sink: StreamSink, endpoint: str, watch: StallWatch
 ) -> ModelReply:
-    """Fold an SSE body into a reply; stops at `[DONE]`."""
+    """Fold an SSE body into a reply; stops at `[DONE]`.
+
+    A body that ends, or drops, before its first event is a `ModelStreamEmpty`.
+    """
     decoder = SSEDecoder(EVENT_LIMIT)
     assembler = ReplyAssembler(endpoint)
     pieces = response.aiter_bytes()
-    async for piece in pieces:
-        watch.arrived()
-        for event in _events(decoder, piece, endpoint):
-            if handle_event(event, assembler, sink, endpoint):
-                watch.done()
-                await drain(pieces)
-                return assembler.result()
-        if assembler.size > STREAMED_ANSWER_LIMIT:
-            raise ModelBadResponse(
-                f"the answer from {endpoint} grew past {size_text(STREAMED_ANSWER_LIMIT)}"
-                " characters; it was not read further",
-                endpoint=endpoint,
-                retryable=False,
-            )
+    events = 0
+    try:
+        async for piece in pieces:
+            watch.arrived()
+            for event in _events(decoder, piece, endpoint):
+                events += 1
+                if handle_event(event, assembler, sink, endpoint):
+                    watch.done()
+                    await drain(pieces)
+                    return assembler.result()
+            if assembler.size > STREAMED_ANSWER_LIMIT:
+                raise ModelBadResponse(
+                    f"the answer from {endpoint} grew past {size_text(STREAMED_ANSWER_LIMIT)}"
+                    " characters; it was not read further",
+                    endpoint=endpoint,
+                    retryable=False,
+                )
+    except HTTP_ERRORS as exc:
+        if events:
+            raise
+        raise empty_stream(endpoint, "the connection dropped") from exc
     decoder.close()
     if assembler.finished:
         return assembler.result()
+    if not events:
+        raise empty_stream(endpoint, "the body ended")
     raise ModelStreamCut(
         f"the stream from {endpoint} ended before the answer was complete"
         " (no [DONE] and no finish_reason); the partial answer was discarded",
+        endpoint=endpoint,
+    )
+
+
+def empty_stream(endpoint: str, how: str) -> ModelStreamEmpty:
+    """The error for an event stream that ended before its first event."""
+    return ModelStreamEmpty(
+        f"the stream from {endpoint} ended before its first event ({how})",
         endpoint=endpoint,
     )
 

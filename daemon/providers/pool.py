@@ -4,11 +4,12 @@
 the origin of its endpoint), made on first use and reused across turns,
 sessions and clients, so a second request skips the TCP and TLS handshakes.
 `model_for` hands out the `Model` for a profile's type; the model borrows the
-client for each request. After a config reload, `prune` retires the clients
-of profiles no longer configured: an idle one is closed at once, a busy one
-when its last request ends, so a turn in flight finishes on its old settings
-(its next request simply opens a fresh client). Tests pass an
-`httpx.MockTransport` as `transport`.
+client for each request. The pool also remembers, while the daemon runs, which
+profiles' servers cannot stream a request with tools (`stream_fallback.py`).
+After a config reload, `prune` retires the clients of profiles no longer
+configured: an idle one is closed at once, a busy one when its last request
+ends, so a turn in flight finishes on its old settings (its next request simply
+opens a fresh client). Tests pass an `httpx.MockTransport` as `transport`.
 
 A client for an `https` endpoint offers HTTP/2 (ALPN) and uses it when the
 server agrees: one TLS connection then carries every concurrent request to
@@ -29,6 +30,11 @@ import httpx
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import STREAM_TIMEOUT, OpenAIStreamingModel
+from coding_harness.daemon.providers.stream_fallback import (
+    StreamOrWhole,
+    WholeAnswerMemory,
+    fallback_notice,
+)
 from coding_harness.daemon.seams import Model
 
 POOL_LIMITS = httpx.Limits(max_connections=32, max_keepalive_connections=8, keepalive_expiry=120.0)
@@ -65,6 +71,8 @@ class ProviderPool:
     def __init__(self, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self._transport = transport
         self._entries: dict[PoolKey, _Entry] = {}
+        # Profiles whose server cannot stream a request with tools (stream_fallback.py).
+        self._whole_answers = WholeAnswerMemory()
 
     def model_for(self, profile: ProviderProfile, api_key: str | None) -> Model:
         key = pool_key(profile)
@@ -74,7 +82,13 @@ class ProviderPool:
 
         if profile.type == "mlx":
             return LocalModel(profile, lend, api_key)
-        return OpenAIStreamingModel(profile, lend, api_key)
+        return StreamOrWhole(
+            OpenAIStreamingModel(profile, lend, api_key),
+            LocalModel(profile, lend, api_key),
+            memory=self._whole_answers,
+            key=key,
+            notice=fallback_notice(profile.name, profile.endpoint),
+        )
 
     def client_for(self, profile: ProviderProfile) -> httpx.AsyncClient:
         return self._entry(pool_key(profile)).client

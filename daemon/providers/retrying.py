@@ -59,16 +59,21 @@ MODEL_WAITING = EventKind.MODEL_WAITING
 
 
 class _WatchedSink:
-    """Passes deltas on and remembers whether the user saw any; relays waits."""
+    """Passes deltas on and remembers whether the user saw any; relays waits and notices."""
 
-    def __init__(self, sink: StreamSink, on_waiting: OnWaiting | None) -> None:
+    def __init__(self, sink: StreamSink, on_waiting: OnWaiting | None, notify: Notify) -> None:
         self._sink = sink
         self._on_waiting = on_waiting
+        self._notify = notify
         self.shown = False
 
     def waiting(self, seconds: float, done: bool) -> None:
         if self._on_waiting is not None:
             self._on_waiting(seconds, done)
+
+    def notice(self, message: str) -> None:
+        """A line for the people attached, e.g. a fallback the model chose."""
+        self._notify(message)
 
     def text_delta(self, text: str) -> None:
         self.shown = self.shown or bool(text)
@@ -104,7 +109,7 @@ class RetryingModel:
         return self._model.label
 
     async def complete(self, payload: JSONObject, sink: StreamSink) -> ModelReply:
-        watched = _WatchedSink(sink, self._on_waiting)
+        watched = _WatchedSink(sink, self._on_waiting, self._notify)
         attempt = 1
         while True:
             try:

@@ -15,6 +15,7 @@ from coding_harness.daemon.agent.truncation import (
 )
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.errors import (
+    ModelBadRequest,
     ModelBadResponse,
     ModelError,
     ModelServerError,
@@ -148,7 +149,7 @@ def test_a_server_that_failed_to_parse_the_call_gets_one_corrective_retry() -> N
 
 
 def test_the_retry_happens_once_then_the_error_ends_the_turn() -> None:
-    with pytest.raises(ModelServerError, match="Failed to parse tool call"):
+    with pytest.raises(ModelBadRequest, match="Failed to parse tool call"):
         run_loop([llama_parse_failure(), llama_parse_failure(), ModelReply(content="never")])
 
 

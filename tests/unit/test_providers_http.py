@@ -22,6 +22,7 @@ import pytest
 
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.errors import (
+    ModelBadRequest,
     ModelBadResponse,
     ModelContextExceeded,
     ModelError,
@@ -37,6 +38,7 @@ from coding_harness.daemon.providers.errors import (
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool
+from coding_harness.daemon.providers.stream_fallback import StreamOrWhole
 from coding_harness.daemon.seams import Model, ModelReply, ToolCall, Usage
 from tests.support.sinks import RecordingSink
 
@@ -343,7 +345,7 @@ def test_429_quota_without_retry_after_is_not_retryable() -> None:
 
 def test_400_unsupported_parameter() -> None:
     error = failing(respond(400, fixture_text("openai-400-unsupported-parameter.json")))
-    assert type(error) is ModelRequestRejected
+    assert type(error) is ModelBadRequest
     assert not error.retryable
     assert error.status == 400
     assert "HTTP 400" in error.message
@@ -386,7 +388,7 @@ def test_500_is_a_retryable_server_error() -> None:
 def test_500_that_failed_to_parse_our_request_is_not_retryable() -> None:
     body = fixture_text("llamacpp-500-failed-to-parse-tool-call-arguments.json")
     error = failing(respond(500, body))
-    assert isinstance(error, ModelServerError)
+    assert isinstance(error, ModelBadRequest)
     assert not error.retryable
     assert "Failed to parse tool call arguments" in error.message
 
@@ -572,7 +574,9 @@ def run_pool(body: Callable[[ProviderPool], Awaitable[None]], server: Server) ->
 
 def test_pool_picks_the_model_for_the_profile_type() -> None:
     async def body(pool: ProviderPool) -> None:
-        assert isinstance(pool.model_for(profile(), KEY), OpenAIStreamingModel)
+        streaming = pool.model_for(profile(), KEY)
+        assert isinstance(streaming, StreamOrWhole)
+        assert streaming.label == "cloud:m-1"
         local = pool.model_for(profile("mlx", name="local", endpoint=LOCAL_ENDPOINT), None)
         assert isinstance(local, LocalModel)
         assert local.label == "local:m-1"
