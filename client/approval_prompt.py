@@ -1,10 +1,13 @@
-"""Asking a person y/n/s for one approval request.
+"""Asking a person y/n/s (and r for an edit) for one approval request.
 
 At a terminal it prompts; from a pipe it reads the answer as a line from
 standard input (so `echo n | harness -p ...` rejects). `None` means no answer
 can come from here (end of input), and the request is left for another
 client. The question follows the request's kind: an edit is applied, a
 command (`uv run`, `uv sync`; its exact text is the request's summary) is run.
+An edit has a fourth answer, `[r]evert`: apply it, and put the file back if
+`make check` then fails. It is chosen in this one prompt, so nothing is asked
+after the check (and a pipe, which gives one answer, can choose it too).
 """
 
 from __future__ import annotations
@@ -16,13 +19,29 @@ from typing import TextIO
 from .style import Style
 
 ANSWERS = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "s": "skip", "skip": "skip"}
-QUESTION = "Apply this change? [y]es / [n]o / [s]kip and tell the model why: "
+EDIT_ANSWERS = {**ANSWERS, "r": "revert", "revert": "revert"}
+QUESTION = (
+    "Apply this change? [y]es / [n]o / [s]kip and tell the model why"
+    " / [r]evert it if make check fails: "
+)
 COMMAND_QUESTION = "Run this command? [y]es / [n]o / [s]kip and tell the model why: "
+EDIT_HINT = "Please answer y, n, s or r."
+COMMAND_HINT = "Please answer y, n or s."
 
 
 def question(kind: object) -> str:
     """The question for an `approval.requested` event's `kind` ("edit", "command")."""
     return COMMAND_QUESTION if kind == "command" else QUESTION
+
+
+def answers(kind: object) -> dict[str, str]:
+    """What a typed answer means for a request of `kind`: r (revert) is for edits only."""
+    return ANSWERS if kind == "command" else EDIT_ANSWERS
+
+
+def hint(kind: object) -> str:
+    """The line shown after an answer the question does not offer."""
+    return COMMAND_HINT if kind == "command" else EDIT_HINT
 
 
 def ask(
@@ -41,9 +60,9 @@ def ask(
         if not line:
             style.stream.write("\n")
             return None
-        decision = ANSWERS.get(line.strip().lower())
+        decision = answers(kind).get(line.strip().lower())
         if decision is None:
-            style.line("Please answer y, n or s.")
+            style.line(hint(kind))
             continue
         if decision != "skip":
             return decision, ""

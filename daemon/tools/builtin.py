@@ -3,12 +3,15 @@
 Names and parameters are part of the contract (prompts and scripted tests use
 them). `build_tools` binds them to one turn's `ToolContext`; web_search is
 offered only when the context carries a search engine, and commit_plan (from
-`planning.py`) only when it carries the session's plan.
+`planning.py`) only when it carries the session's plan. read_file records the
+text it showed in the session's `seen.SeenTexts`, the base write_file is
+checked against.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterable
 
 from coding_harness.daemon.tools import (
@@ -20,10 +23,13 @@ from coding_harness.daemon.tools import (
     replace,
     search,
     shell,
+    whole_file,
 )
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.registry import BoundTools, ToolRegistry
+from coding_harness.daemon.tools.seen import seen_texts
+from coding_harness.daemon.tools.writes import read_current
 
 BUILTIN_TOOLS = ToolRegistry()
 
@@ -38,7 +44,18 @@ _HIDDEN = "Hidden files (dotfiles, names ending in '~', '#...#') are off limits.
     [("path", _PATH)],
 )
 async def read_file(ctx: ToolContext, *, path: str) -> str:
-    return await asyncio.to_thread(files.read_file, ctx.workspace, path)
+    text = await asyncio.to_thread(files.read_file, ctx.workspace, path)
+    await asyncio.to_thread(_note_read, ctx, path, text)
+    return text
+
+
+def _note_read(ctx: ToolContext, path: str, shown: str) -> None:
+    """Record the file's text as seen when read_file showed all of it (empty counts)."""
+    with contextlib.suppress(ToolRefusal, OSError):
+        real = ctx.workspace.resolve_visible(path)
+        current = read_current(real, path)
+        if current is not None and (current == shown or not current):
+            seen_texts(ctx).note(ctx.workspace.relative(real), current)
 
 
 @BUILTIN_TOOLS.tool(
@@ -98,6 +115,23 @@ async def run_shell(ctx: ToolContext, *, command: str) -> str:
 )
 async def propose_edit(ctx: ToolContext, *, path: str, old: str, new: str) -> str:
     return await edits.propose_edit(ctx, path, old, new)
+
+
+@BUILTIN_TOOLS.tool(
+    "write_file",
+    "Create a file, or replace a whole file, by giving its complete new text. The user "
+    "sees a diff and decides; once written, `make check` runs and its result is "
+    "returned. To replace a file that exists, read it first: one that changed since "
+    "you read it is refused as a stale base, and one you never read is put to the "
+    "user even when edits are auto-approved. For a small change to a big file, "
+    "replace_text is cheaper.",
+    [
+        ("path", f"File to create or replace. {_PATH}"),
+        ("content", "The file's complete new text."),
+    ],
+)
+async def write_file(ctx: ToolContext, *, path: str, content: str) -> str:
+    return await whole_file.write_file(ctx, path, content)
 
 
 @BUILTIN_TOOLS.tool(

@@ -8,9 +8,12 @@ edit that changes what `make check` runs (a makefile, a `.mk` file, a file the
 makefile includes, pyproject.toml) is always put to the people, `-y` or not,
 and its prompt says why. An applied edit is re-checked against the file,
 written atomically with the file's mode kept (and journaled before and after:
-`journal.py`), and followed by `make check`; when that fails, the people are
-offered a revert (see `revert.py`). A write the disk refuses leaves the file
-as it was and ends the turn with exit code 3, like a rejected edit.
+`journal.py`), and followed by `make check`. The approval prompt offers one
+more answer than yes, no and skip: "revert" applies the edit like yes and puts
+the file back if `make check` then fails (`revert.py`); nothing is asked after
+the check. Every applied edit is announced by one "applied" notice, so `-y`
+shows one line per file written. A write the disk refuses leaves the file as
+it was and ends the turn with exit code 3, like a rejected edit.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.diff import unified_diff
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.journal import journaled
-from coding_harness.daemon.tools.revert import offer_revert
+from coding_harness.daemon.tools.revert import REVERT, revert_edit
+from coding_harness.daemon.tools.seen import seen_texts
 from coding_harness.daemon.tools.workspace import Workspace
 from coding_harness.daemon.tools.writes import read_current, temp_path, write_atomically
 
@@ -58,8 +62,11 @@ async def propose_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
     return await submit_edit(ctx, plan)
 
 
-async def submit_edit(ctx: ToolContext, plan: EditPlan) -> str:
-    """Show the diff, then by mode: preview only, apply, or ask and apply on yes."""
+async def submit_edit(ctx: ToolContext, plan: EditPlan, *, always_ask: str = "") -> str:
+    """Show the diff, then by mode: preview only, apply, or ask and apply on yes.
+
+    `always_ask` names a reason to ask even under -y (write_file over a file the model
+    never read); it ends the prompt's summary line."""
     ctx.events.emit("diff", {"path": plan.rel, "diff": plan.diff, "new_file": plan.current is None})
     if ctx.dry_run:
         ctx.outcome.dry_run_diffs += 1
@@ -70,19 +77,20 @@ async def submit_edit(ctx: ToolContext, plan: EditPlan) -> str:
             "with a summary of the changes you proposed."
         )
     shapes_check = await asyncio.to_thread(changes_check, ctx.workspace.root, plan.rel)
-    if ctx.auto_approve and not shapes_check:
+    reasons = [CHANGES_CHECK] if shapes_check else []
+    reasons += [always_ask] if always_ask else []
+    if ctx.auto_approve and not reasons:
         return await apply_edit(ctx, plan, "applied (auto-approved)")
-    summary = summarize(plan)
-    if shapes_check:
-        summary += f"; {CHANGES_CHECK}" + (
-            ", so it is asked even with -y" if ctx.auto_approve else ""
-        )
+    summary = "; ".join([summarize(plan), *reasons])
+    if reasons and ctx.auto_approve:
+        summary += ", so it is asked even with -y"
     request = ApprovalRequest(kind="edit", path=plan.rel, diff=plan.diff, summary=summary)
     decision = await ctx.approver.ask(request)
-    if decision.decision != "yes":
+    answer: str = decision.decision
+    if answer not in ("yes", REVERT):
         ctx.outcome.edits_rejected += 1
         return _declined(plan.rel, decision)
-    return await apply_edit(ctx, plan, "applied")
+    return await apply_edit(ctx, plan, "applied", revert_on_failure=answer == REVERT)
 
 
 def plan_edit(workspace: Workspace, path: str, old: str, new: str) -> EditPlan:
@@ -147,8 +155,10 @@ def _declined(rel: str, decision: ApprovalDecision) -> str:
     )
 
 
-async def apply_edit(ctx: ToolContext, plan: EditPlan, label: str) -> str:
-    """Write the approved edit, run `make check`, and offer a revert when it fails."""
+async def apply_edit(
+    ctx: ToolContext, plan: EditPlan, label: str, *, revert_on_failure: bool = False
+) -> str:
+    """Write the approved edit and run `make check`; revert when it fails, if so chosen."""
     listed_before = plan.rel in ctx.outcome.files_changed
     temp = temp_path(plan.real)
     try:
@@ -165,17 +175,17 @@ async def apply_edit(ctx: ToolContext, plan: EditPlan, label: str) -> str:
         ctx.events.emit("error", {"message": headline, "kind": "edit"})
         return f"{headline}. {advice}"
     ctx.outcome.record_change(plan.rel)
+    seen_texts(ctx).note(plan.rel, plan.new)
     note = " (new file)" if plan.current is None else ""
+    ctx.events.emit("notice", {"message": f"{label}: {plan.rel}{note}", "path": plan.rel})
     plan_note = ctx.plans.after_write(plan.rel, plan.new) if ctx.plans else ""
     check = await run_check(ctx)
     result = f"{label}: wrote '{plan.rel}'{note}. {check.text}{plan_note}"
     if check.passed is not False:
         return result
-    if ctx.auto_approve:
-        return result + AUTO_APPROVE_KEPT
-    if not ctx.offer_revert:
-        return result + KEPT
-    return result + await offer_revert(ctx, plan, created, listed_before=listed_before)
+    if revert_on_failure:
+        return result + await revert_edit(ctx, plan, created, listed_before=listed_before)
+    return result + (AUTO_APPROVE_KEPT if ctx.auto_approve else KEPT)
 
 
 def _not_written(rel: str, exc: OSError) -> tuple[str, str]:

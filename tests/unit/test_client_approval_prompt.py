@@ -28,9 +28,22 @@ def test_a_command_is_asked_as_a_command() -> None:
 def test_an_edit_and_any_other_kind_keep_the_edit_question(kind: dict[str, str]) -> None:
     result, shown = answer(["maybe\n", "s\n", "not now\n"], **kind)
     assert result == ("skip", "not now")
-    assert shown.startswith(QUESTION + "Please answer y, n or s.\n" + QUESTION)
+    assert shown.startswith(QUESTION + "Please answer y, n, s or r.\n" + QUESTION)
 
 
 def test_question_by_kind() -> None:
     assert question("command") == COMMAND_QUESTION
     assert question("edit") == question(None) == QUESTION
+
+
+def test_an_edit_offers_revert_in_the_same_prompt() -> None:
+    result, shown = answer(["r\n"], kind="edit")
+    assert result == ("revert", "")
+    assert shown == QUESTION
+    assert "[r]evert it if make check fails" in QUESTION
+
+
+def test_a_command_has_no_revert() -> None:
+    result, shown = answer(["r\n", "y\n"], kind="command")
+    assert result == ("yes", "")
+    assert shown == COMMAND_QUESTION + "Please answer y, n or s.\n" + COMMAND_QUESTION

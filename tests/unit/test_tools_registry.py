@@ -90,6 +90,7 @@ def test_builtin_tools_are_the_contract(tmp_path: Path) -> None:
         "grep": ["pattern", "path"],
         "run_shell": ["command"],
         "propose_edit": ["path", "old", "new"],
+        "write_file": ["path", "content"],
         "replace_text": ["path", "old_text", "new_text"],
         "fetch_url": ["url"],
     }
@@ -129,8 +130,8 @@ def test_arguments_must_be_an_object(tools: BoundTools, raw: str, kind: str) -> 
 
 
 def test_unknown_tool_lists_the_available_ones(tools: BoundTools) -> None:
-    result = call(tools, "write_file", "{}")
-    assert "no tool named 'write_file'" in result
+    result = call(tools, "delete_file", "{}")
+    assert "no tool named 'delete_file'" in result
     assert "echo, boom, refuse, hang" in result
 
 
