@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TYPECHECK_TREE := .typecheck/coding_harness
 
-.PHONY: install run test check lint typecheck bench clean
+.PHONY: install run test test-servers check lint typecheck bench clean
 
 install: $(STAMP)
 
@@ -19,6 +19,13 @@ run: install
 
 test: install
 	$(BIN)/python -m pytest
+
+# Real model servers with a real tiny model (docs/testing.md). The first run builds
+# llama.cpp twice into ${XDG_CACHE_HOME:-~/.cache}/coding-harness/test-servers/
+# (about 30 minutes on 2 cores; LLAMA_SERVER=0 leaves llama-server out); later runs reuse it.
+test-servers: install
+	$(BIN)/python tests/servers/setup_servers.py
+	$(BIN)/python -m pytest tests/servers
 
 lint: install
 	$(BIN)/ruff check .

