@@ -6,7 +6,9 @@ tool calls are the least reliable part of them. The text is handed to the sink
 once the answer is in, so attached clients still see it. The first byte of
 that answer may take the whole generation, so the profile's
 `timeouts.first_byte` defaults to a longer wait here (`profiles.default_limits`);
-the body is read up to `bodies.WHOLE_ANSWER_LIMIT`.
+the body is read up to `bodies.WHOLE_ANSWER_LIMIT`. An `openai` profile whose
+server cannot stream a request with tools is asked through this too
+(`stream_fallback.py`).
 """
 
 from __future__ import annotations
