@@ -175,11 +175,8 @@ def error_from_response(
 
 
 def _is_bad_request(status: int, said: str) -> bool:
-    """Whether an answer says the request itself is invalid (never worth asking again).
-
-    Only a plain 500 is read for it among the 5xx: a 502-504 comes from a gateway or
-    an overloaded server, whose wording ("invalid response") is about itself.
-    """
+    """Whether an answer says the request itself is invalid. Of the 5xx only a plain
+    500 is read for it: a 502-504 ("invalid response") speaks of a gateway or itself."""
     if status in BAD_REQUEST_STATUSES:
         return True
     if status == 500:

@@ -131,13 +131,7 @@ async def read_event_stream(
                     watch.done()
                     await drain(pieces)
                     return assembler.result()
-            if assembler.size > STREAMED_ANSWER_LIMIT:
-                raise ModelBadResponse(
-                    f"the answer from {endpoint} grew past {size_text(STREAMED_ANSWER_LIMIT)}"
-                    " characters; it was not read further",
-                    endpoint=endpoint,
-                    retryable=False,
-                )
+            _check_size(assembler, endpoint)
     except HTTP_ERRORS as exc:
         if events:
             raise
@@ -152,6 +146,16 @@ async def read_event_stream(
         " (no [DONE] and no finish_reason); the partial answer was discarded",
         endpoint=endpoint,
     )
+
+
+def _check_size(assembler: ReplyAssembler, endpoint: str) -> None:
+    if assembler.size > STREAMED_ANSWER_LIMIT:
+        raise ModelBadResponse(
+            f"the answer from {endpoint} grew past {size_text(STREAMED_ANSWER_LIMIT)}"
+            " characters; it was not read further",
+            endpoint=endpoint,
+            retryable=False,
+        )
 
 
 def empty_stream(endpoint: str, how: str) -> ModelStreamEmpty:
