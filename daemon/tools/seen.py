@@ -12,7 +12,8 @@ it in this session ("unseen": the write is asked, even under -y).
 The record belongs to the session. A tool context is built per turn, so it is
 kept alongside the one per-session object the context carries, the approver,
 and lives exactly as long as that does; a daemon restart starts it empty,
-which only makes writes ask more often.
+which only makes writes ask more often. When the conversation that showed the
+texts is gone (a reset, a compaction), `forget_session` drops the record.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ def seen_texts(ctx: ToolContext) -> SeenTexts:
         return _BY_SESSION.setdefault(ctx.approver, SeenTexts())
     except TypeError:  # an approver without weak references (slots): nothing is kept
         return SeenTexts()
+
+
+def forget_session(approver: object) -> None:
+    """Forget all the session has seen (its history was reset or compacted away)."""
+    _BY_SESSION.pop(approver, None)
 
 
 def _fingerprint(text: str) -> str:

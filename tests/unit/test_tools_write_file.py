@@ -12,6 +12,7 @@ from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edits import propose_edit
 from coding_harness.daemon.tools.errors import ToolRefusal
+from coding_harness.daemon.tools.seen import forget_session
 from coding_harness.daemon.tools.whole_file import write_file
 from tests.unit.test_tools_support import (
     RecordingSink,
@@ -191,3 +192,12 @@ def test_each_applied_write_is_announced_once(root: Path) -> None:
         "applied (auto-approved): src/a.py (new file)",
         "applied (auto-approved): src/b.py (new file)",
     ]
+
+
+def test_a_forgotten_session_counts_every_file_as_unread(root: Path) -> None:
+    approver = ScriptedApprover(("no", ""))
+    ctx, _ = make_ctx(root, approver, auto_approve=True)
+    read(ctx, "src/app.py")
+    forget_session(ctx.approver)  # the conversation that showed it was reset
+    assert "rejected" in write(ctx, "src/app.py", NEW_APP)
+    assert len(approver.requests) == 1
