@@ -109,7 +109,7 @@ class _Repl:
         self.conn = connect(events.path)
         self.conn.initialize("harness-repl", __version__)
         self.state = ReplState()
-        self.commands = SlashCommands(self.conn, self.sid, style)
+        self.commands = SlashCommands(self.conn, self.sid, style, run_turn=self._submit)
         values = DaemonValues(self.conn, self.sid, str(self.session.get("cwd", "")))
         rich = terminal[1] is None and not options.plain and is_terminal(out)
         self.prompt = ReplPrompt(
@@ -229,9 +229,13 @@ class _Repl:
                 print(KEYS)
         return result
 
-    def _submit(self, text: str) -> None:
+    def _submit(self, text: str, options: dict[str, Any] | None = None) -> None:
+        """Send a task (or a slash command's turn, with its `options`) and return at once:
+        its events stream through the feed and its approvals are asked at the prompt."""
         self.state.submitted(text)
         params = {"session": self.sid, "text": text, "env": key_env(self._key_names())}
+        if options:
+            params["options"] = options
         try:
             self.conn.request(methods.SESSION_SUBMIT, params)
         except errors.RpcError as exc:
@@ -282,7 +286,7 @@ class _Repl:
         if kind == EventKind.TURN_STARTED:
             text = str(data.get("text") or "")
             if not self.state.started(str(data.get("turn")), text) and text:
-                # Typed elsewhere (another terminal), or sent by a slash command.
+                # Typed elsewhere: another terminal, or `harness -p --session`.
                 self.printer.chat("> " + one_line(text, ECHO_WIDTH), "dim")
         self.printer.event(kind, data, note)
         if kind == EventKind.TURN_FINISHED:

@@ -1,0 +1,269 @@
+"""Every slash command typed into the real `harness` REPL in a real terminal (tmux),
+each followed by the next task, whose answer must come: no command locks the prompt.
+
+The REPL runs as its own process in a tmux pane against a real daemon and the
+fake model server; the test types with `send-keys` and reads the pane (its
+scrollback included) with `capture-pane`. Skipped where tmux is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import BUGGY, FIXED, Sandbox
+from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+WAIT = 15.0
+NEXT_TASK, NEXT_ANSWER = "say hi", "Hello after the command."
+EXITED = re.compile(r"\[exited (\d+)\]")
+TMUX_CONF = "set -g history-limit 50000\nset -g remain-on-exit on\n"
+
+
+class Terminal:
+    """One tmux server of its own (its socket in the sandbox) running the REPL in a pane."""
+
+    def __init__(self, sandbox: Sandbox, cwd: Path, name: str, *args: str) -> None:
+        self.socket = sandbox.root / f"tmux-{name}.sock"
+        conf = sandbox.root / "tmux.conf"
+        conf.write_text(TMUX_CONF)
+        env = {k: v for k, v in sandbox.env.items() if not k.startswith("TMUX")}
+        env["TERM"] = "xterm-256color"
+        self.env = env
+        command = [sys.executable, "-m", "coding_harness.client", *args]
+        shell = f'{shlex.join(command)}; echo "[exited $?]"'
+        self._tmux(
+            "-f",
+            str(conf),
+            "new-session",
+            "-d",
+            "-s",
+            "repl",
+            "-x",
+            "160",
+            "-y",
+            "50",
+            "-c",
+            str(cwd),
+            shell,
+        )
+
+    def _tmux(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-S", str(self.socket), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        return done.stdout
+
+    def type(self, text: str, enter: bool = True) -> None:
+        self._tmux("send-keys", "-t", "repl", "-l", text)
+        if enter:
+            self._tmux("send-keys", "-t", "repl", "Enter")
+
+    def keys(self, *names: str) -> None:
+        self._tmux("send-keys", "-t", "repl", *names)
+
+    def text(self) -> str:
+        return self._tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "repl")
+
+    def wait_for(self, text: str, count: int = 1) -> None:
+        self.wait_until(lambda: self.text().count(text) >= count, repr(text))
+
+    def wait_until(self, check: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + WAIT
+        while not check():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; the screen:\n{self.text()}")
+            time.sleep(0.05)
+
+    def exit_status(self) -> int:
+        """The REPL's exit status, which the pane's shell prints once it has left."""
+        self.wait_until(lambda: EXITED.search(self.text()) is not None, "the REPL to leave")
+        found = EXITED.search(self.text())
+        assert found is not None
+        return int(found.group(1))
+
+    def close(self) -> None:
+        subprocess.run(
+            ["tmux", "-S", str(self.socket), "kill-server"],
+            env=self.env,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+
+
+@pytest.fixture
+def terminal(
+    sandbox: Sandbox, model: FakeModelServer, daemon: object, calc_project: Path
+) -> Iterator[Callable[..., Terminal]]:
+    opened: list[Terminal] = []
+
+    def open_repl(*args: str) -> Terminal:
+        term = Terminal(sandbox, calc_project, str(len(opened)), *args)
+        opened.append(term)
+        term.wait_until(lambda: ">" in term.text().split(), "the prompt")
+        return term
+
+    yield open_repl
+    for term in opened:  # failure or not, nothing is left running
+        term.close()
+
+
+def add_skill(sandbox: Sandbox, name: str, description: str) -> None:
+    folder = sandbox.home / ".agents" / "skills" / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\ndescription: {description}\n---\nDo it carefully.\n")
+
+
+def saved_conversation(sandbox: Sandbox) -> None:
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    (sandbox.root / "saved.json").write_text(json.dumps({"messages": messages}))
+
+
+@dataclass(kw_only=True, slots=True)
+class Case:
+    line: str
+    shows: str
+    replies: tuple[Reply, ...] = ()
+    setup: Callable[[Sandbox], None] | None = None
+
+
+CASES = [
+    Case(line="/help", shows="Anything else is a task"),
+    Case(line="/history", shows="(no messages yet)"),
+    Case(line="/reset", shows="conversation cleared"),
+    Case(line="/save {root}/out.json", shows="saved 0 messages"),
+    Case(line="/load {root}/saved.json", shows="loaded 2 messages", setup=saved_conversation),
+    Case(line="/provider", shows="* fake"),
+    Case(line="/provider fake", shows="now using fake"),
+    Case(line="/model other-model", shows="now using fake · other-model"),
+    Case(line="/tokens", shows="tokens and cost"),
+    Case(line="/allow-cmd make", shows="run_shell may now run 'make'"),
+    Case(line="/search", shows="web search on"),
+    Case(line="/search off", shows="web search off"),
+    Case(line="/budget", shows="session token budget: none"),
+    Case(line="/budget 5000", shows="session token budget set to 5,000 tokens"),
+    Case(line="/context", shows="context:"),
+    Case(line="/compact", shows="nothing to compact yet"),
+    Case(
+        line="/summary",
+        shows="calc.py adds two numbers.",
+        replies=(Reply(content="calc.py adds two numbers."),),
+    ),
+    Case(
+        line="/skills",
+        shows="say hello nicely",
+        setup=lambda box: add_skill(box, "greet", "say hello nicely"),
+    ),
+    Case(
+        line="/greet the user",
+        shows="Greetings, user.",
+        replies=(Reply(content="Greetings, user."),),
+        setup=lambda box: add_skill(box, "greet", "say hello nicely"),
+    ),
+    Case(line="/plan", shows="no plan yet"),
+    Case(
+        line="/intent general what is calc",
+        shows="A calculator.",
+        replies=(Reply(content="A calculator."),),
+    ),
+    Case(line="/nope", shows="unknown command /nope"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.line.replace("{root}/", "") for case in CASES])
+def test_after_each_command_the_next_task_runs(
+    sandbox: Sandbox, model: FakeModelServer, terminal: Callable[..., Terminal], case: Case
+) -> None:
+    if case.setup is not None:
+        case.setup(sandbox)
+    model.add(*case.replies, Reply(content=NEXT_ANSWER))
+    term = terminal()
+    term.type(case.line.format(root=sandbox.root))
+    term.wait_for(case.shows)
+    term.type(NEXT_TASK)
+    term.wait_for(NEXT_ANSWER)
+    term.type("/quit")
+    assert term.exit_status() == 0
+    assert model.requests[-1]["messages"][-1]["content"] == NEXT_TASK
+
+
+@pytest.mark.parametrize("line", ["/quit", "/exit"])
+def test_quit_leaves_and_the_session_stays(
+    sandbox: Sandbox, model: FakeModelServer, terminal: Callable[..., Terminal], line: str
+) -> None:
+    model.add(Reply(content=NEXT_ANSWER))
+    term = terminal()
+    term.type(NEXT_TASK)
+    term.wait_for(NEXT_ANSWER)
+    term.type(line)
+    assert term.exit_status() == 0
+    again = terminal("attach")  # the next task goes to the same session, its history shown
+    again.wait_for(f"> {NEXT_TASK}")
+    model.add(Reply(content="Still here."))
+    again.type("and again")
+    again.wait_for("Still here.")
+    assert [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"] == [
+        NEXT_TASK,
+        "and again",
+    ]
+
+
+def test_a_skill_asks_its_approval_at_the_prompt_and_a_task_typed_meanwhile_runs(
+    sandbox: Sandbox, model: FakeModelServer, terminal: Callable[..., Terminal], calc_project: Path
+) -> None:
+    add_skill(sandbox, "fixer", "fix bugs")
+    model.add(
+        Reply(
+            tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)], delay=1.0
+        ),
+        Reply(content="Fixed calc."),
+        Reply(content=NEXT_ANSWER),
+    )
+    term = terminal()
+    term.type("/fixer fix calc")
+    term.type(NEXT_TASK)  # typed while the skill's turn runs: queued, not lost
+    term.wait_for("queued behind the running turn")
+    term.wait_for("Apply this change?")
+    term.type("y")
+    term.wait_for("Fixed calc.")
+    term.wait_for(NEXT_ANSWER)
+    assert (calc_project / "calc.py").read_text() == FIXED
+    term.type("/quit")
+    assert term.exit_status() == 0
+
+
+def test_ctrl_c_cancels_a_summary_and_the_prompt_stays(
+    sandbox: Sandbox, model: FakeModelServer, terminal: Callable[..., Terminal]
+) -> None:
+    model.add(Reply(content="too slow", delay=5.0), Reply(content=NEXT_ANSWER))
+    term = terminal()
+    term.type("/summary")
+    deadline = time.monotonic() + WAIT
+    while not model.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    term.keys("C-c")
+    term.wait_for("(turn cancelled)")
+    term.type(NEXT_TASK)
+    term.wait_for(NEXT_ANSWER)
+    term.type("/quit")
+    assert term.exit_status() == 0
+    assert "too slow" not in term.text()
