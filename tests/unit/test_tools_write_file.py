@@ -60,6 +60,9 @@ def test_a_new_file_is_created_after_yes(root: Path) -> None:
     assert (root / "src" / "util" / "helpers.py").read_text() == "X = 1\n"
     assert sink.of_kind("diff")[0]["new_file"] is True
     assert ctx.outcome.files_changed == ["src/util/helpers.py"]
+    journal = sink.of_kind("edit.write")  # journaled before and after, like propose_edit
+    assert [entry["phase"] for entry in journal] == ["started", "done"]
+    assert {entry["path"] for entry in journal} == {"src/util/helpers.py"}
 
 
 def test_a_new_file_refused_is_not_written(root: Path) -> None:
