@@ -63,10 +63,11 @@ async def propose_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
 
 
 async def submit_edit(ctx: ToolContext, plan: EditPlan, *, always_ask: str = "") -> str:
-    """Show the diff, then by mode: preview only, apply, or ask and apply on yes.
+    """Show the diff, then by mode: preview only, apply, or ask and apply on yes or revert.
 
     `always_ask` names a reason to ask even under -y (write_file over a file the model
-    never read); it ends the prompt's summary line."""
+    never read); it ends the prompt's summary line.
+    """
     ctx.events.emit("diff", {"path": plan.rel, "diff": plan.diff, "new_file": plan.current is None})
     if ctx.dry_run:
         ctx.outcome.dry_run_diffs += 1
