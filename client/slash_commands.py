@@ -2,26 +2,26 @@
 
 A command runs before any model call. Those that change the session go
 through the daemon, so every attached terminal sees the result. `/summary`,
-`/intent` and `/<skill>` start a turn with submit options: through the
-REPL's `run_turn` when it passes one (its printer, its approvals), otherwise
-through a plain follower that prints the reply.
+`/intent` and `/<skill>` start a turn with submit options: the REPL passes
+a `run_turn` that submits it as a turn of its own session and returns (its
+events stream above the prompt, its approvals are asked there); without one,
+a plain follower on this connection prints the reply. A bad argument (a path
+that cannot be used, an unknown value) is one line naming the problem.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
-from coding_harness.protocol.config_files import parse_json
 from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
 
 from .attach import print_history
-from .sanitize import visible
+from .sanitize import one_line, visible
+from .slash_files import BadFile, load_messages, save_messages, shown, user_path
 from .style import Style
 
 QUIT = "quit"
@@ -104,8 +104,15 @@ class _AgentCommands:
 
     def _intent(self, argument: str) -> None:
         route, _, text = argument.partition(" ")
-        if route not in ROUTES or not text.strip():
-            self.style.line("usage: /intent general|coding|hybrid TEXT", "yellow")
+        if route and route not in ROUTES:
+            self.style.line(
+                f"/intent: no route {one_line(route, 40)!r}; "
+                f"usage: /intent {'|'.join(ROUTES)} TEXT",
+                "yellow",
+            )
+            return
+        if not text.strip():
+            self.style.line(f"usage: /intent {'|'.join(ROUTES)} TEXT", "yellow")
             return
         self.run_turn(text.strip(), {"route": route})
 
@@ -182,8 +189,10 @@ class SlashCommands(_AgentCommands):
                 return self._skill(name, argument.strip())
             return entry[1](argument.strip())
         except errors.RpcError as exc:
-            self.style.line(exc.message, "red")
-            return None
+            self.style.line(one_line(exc.message, 300), "red")
+        except BadFile as exc:
+            self.style.line(str(exc), "red")
+        return None
 
     def _help(self, _: str) -> None:
         for name, (summary, _handler) in sorted(self._commands.items()):
@@ -209,26 +218,21 @@ class SlashCommands(_AgentCommands):
         if not argument:
             self.style.line("usage: /save FILE", "yellow")
             return
-        path = Path(argument).expanduser()
+        path = user_path(argument)
         messages = self._messages()
-        path.write_text(json.dumps({"messages": messages}, indent=2, ensure_ascii=False) + "\n")
-        self.style.line(f"saved {len(messages)} messages to {path}", "dim")
+        save_messages(path, messages)
+        self.style.line(f"saved {len(messages)} messages to {shown(path)}", "dim")
 
     def _load(self, argument: str) -> None:
         if not argument:
             self.style.line("usage: /load FILE", "yellow")
             return
-        path = Path(argument).expanduser()
-        try:
-            data = parse_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            self.style.line(f"cannot load {path}: {exc}; the conversation is unchanged", "red")
-            return
-        messages = data.get("messages") if isinstance(data, dict) else data
+        path = user_path(argument)
+        messages = load_messages(path)
         result = self.conn.request(
             methods.SESSION_RESET, {"session": self.session, "messages": messages}
         )
-        self.style.line(f"loaded {result['messages']} messages from {path}", "dim")
+        self.style.line(f"loaded {result['messages']} messages from {shown(path)}", "dim")
 
     def _provider(self, argument: str) -> None:
         if argument:
@@ -246,8 +250,8 @@ class SlashCommands(_AgentCommands):
             print(visible(line))
 
     def _model(self, argument: str) -> None:
-        if not argument:
-            self.style.line("usage: /model ID", "yellow")
+        if not argument or len(argument.split()) > 1:
+            self.style.line("usage: /model ID (one word, as the model server names it)", "yellow")
             return
         switched = self.conn.request(
             methods.MODEL_USE, {"session": self.session, "model": argument}
@@ -277,7 +281,11 @@ class SlashCommands(_AgentCommands):
             budget = current["options"].get("token_budget")
             self.style.line(f"session token budget: {budget or 'none'}", "dim")
             return
-        if not argument.isdigit():
-            self.style.line("usage: /budget N (0 removes the budget)", "yellow")
+        if not (argument.isascii() and argument.isdigit()):
+            self.style.line(
+                f"/budget {one_line(argument, 40)}: not a whole number of tokens "
+                "(usage: /budget N, 0 removes the budget)",
+                "yellow",
+            )
             return
         self._configure(token_budget=int(argument))
