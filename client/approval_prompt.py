@@ -7,9 +7,7 @@ client. The question follows the request's kind: an edit is applied, a
 command (`uv run`, `uv sync`; its exact text is the request's summary) is run.
 An edit has a fourth answer, `[r]evert`: apply it, and put the file back if
 `make check` then fails. It is chosen in this one prompt, so nothing is asked
-after the check (and a pipe, which gives one answer, can choose it too). It
-is offered only once the wire's decisions (`protocol.methods.DECISIONS`)
-include "revert", so a daemon that would refuse it is never sent it.
+after the check (and a pipe, which gives one answer, can choose it too).
 """
 
 from __future__ import annotations
@@ -18,25 +16,17 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from coding_harness.protocol.methods import DECISIONS
-
 from .style import Style
 
-REVERT_OFFERED = "revert" in DECISIONS
 ANSWERS = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "s": "skip", "skip": "skip"}
+EDIT_ANSWERS = {**ANSWERS, "r": "revert", "revert": "revert"}
 COMMAND_QUESTION = "Run this command? [y]es / [n]o / [s]kip and tell the model why: "
+QUESTION = (
+    "Apply this change? [y]es / [n]o / [s]kip and tell the model why"
+    " / [r]evert it if make check fails: "
+)
 COMMAND_HINT = "Please answer y, n or s."
-if REVERT_OFFERED:
-    EDIT_ANSWERS = {**ANSWERS, "r": "revert", "revert": "revert"}
-    QUESTION = (
-        "Apply this change? [y]es / [n]o / [s]kip and tell the model why"
-        " / [r]evert it if make check fails: "
-    )
-    EDIT_HINT = "Please answer y, n, s or r."
-else:
-    EDIT_ANSWERS = ANSWERS
-    QUESTION = "Apply this change? [y]es / [n]o / [s]kip and tell the model why: "
-    EDIT_HINT = COMMAND_HINT
+EDIT_HINT = "Please answer y, n, s or r."
 
 
 def question(kind: object) -> str:

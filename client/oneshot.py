@@ -101,8 +101,6 @@ def _submit_params(options: OneShotOptions, prompt: str, session: dict[str, Any]
         "options": {
             "yes": options.yes,
             "dry_run": options.dry_run,
-            # From a pipe only one answer can come: no second question (a revert).
-            "interactive": sys.stdin.isatty() and not options.stdin,
         },
         "env": key_env(session.get("key_env") or []),
     }

@@ -89,7 +89,9 @@ class PendingApprovals:
                 )
             raise errors.ApprovalNotPending(f"no pending approval {request_id} in this session")
         answer = ApprovalDecision(
-            decision=cast(Literal["yes", "no", "skip"], decision), reason=reason, client=client
+            decision=cast(Literal["yes", "no", "skip", "revert"], decision),
+            reason=reason,
+            client=client,
         )
         pending.future.set_result(answer)
         self._resolved_by[request_id] = client

@@ -22,7 +22,7 @@ RESULT_CHARS = 2_000
 BRIEF_MARK = "[Context compacted]"
 _GOAL_HEAD = "Goal (the first request of this conversation):"
 _FILES_HEAD = "Files changed so far (by applied edits):"
-_EDIT_TOOLS = frozenset({"propose_edit", "replace_text"})
+_EDIT_TOOLS = frozenset({"propose_edit", "replace_text", "write_file"})
 _SECTION = re.compile(r"\n\n(?=[A-Z][^\n]*:\n)")
 
 

@@ -106,7 +106,7 @@ class ApprovalRequest:
 
 @dataclass(kw_only=True, slots=True)
 class ApprovalDecision:
-    decision: Literal["yes", "no", "skip"]
+    decision: Literal["yes", "no", "skip", "revert"]
     reason: str = ""
     client: str = ""
 

@@ -48,8 +48,6 @@ class TurnRequest:
     text: str
     auto_approve: bool = False
     dry_run: bool = False
-    # False when no client of this turn can answer a second question (a piped one-shot).
-    interactive: bool = True
     kind: TurnKind = field(default_factory=TurnKind)
     # Set for a `session.compact` job, which runs in the turn queue but is not a turn.
     compaction: asyncio.Future[JSONObject] | None = None
@@ -75,7 +73,6 @@ def tool_context(
         command_timeout=config.agent.command_timeout,
         check_timeout=config.agent.check_timeout,
         outcome=outcome,
-        offer_revert=request.interactive,
         extra_commands=frozenset(session.options.extra_commands),
         fetch=FetchPolicy(allow_private=config.agent.fetch_private_urls),
         search=_search(session, config),

@@ -77,7 +77,6 @@ class TurnRunner:
         *,
         auto_approve: bool,
         dry_run: bool,
-        interactive: bool = True,
         options: Mapping[str, Any] | None = None,
     ) -> JSONObject:
         """Queue a turn; `options` may force a route, ask for a summary or load a skill."""
@@ -86,7 +85,6 @@ class TurnRunner:
             text=text,
             auto_approve=auto_approve,
             dry_run=dry_run,
-            interactive=interactive,
             kind=turn_kind(options or {}, session.cwd),
         )
         return self._enqueue(session, request)

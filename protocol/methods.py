@@ -63,4 +63,4 @@ class EventKind:
     EDIT_WRITE: Final = "edit.write"  # the journal of a file write, before and after it
 
 
-DECISIONS: Final = ("yes", "no", "skip")
+DECISIONS: Final = ("yes", "no", "skip", "revert")

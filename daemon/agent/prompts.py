@@ -32,8 +32,9 @@ How to work:
   naming the files each step will touch. The plan guides you; change it by
   calling commit_plan again when you learn something new.
 - Change files only through replace_text (one exact snippet of an existing
-  file: the cheap way to make a small change) or propose_edit (a new file, or
-  the whole new text of a file). A person reviews each diff and may accept,
+  file: the cheap way to make a small change), propose_edit (the whole old and
+  new text of a file) or write_file (a new file, or the whole new text of a
+  file you have read). A person reviews each diff and may accept,
   reject or skip it with a reason; respect that answer and do not try to
   write the file some other way.
 - propose_edit needs `old` to be the file's current text exactly as read_file

@@ -150,7 +150,6 @@ def register(table: MethodTable, daemon: Daemon) -> None:
             _prompt(text),
             auto_approve=bool(opts.get("yes")),
             dry_run=bool(opts.get("dry_run")),
-            interactive=bool(opts.get("interactive", True)),
             options=opts,
         )
 

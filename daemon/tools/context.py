@@ -69,8 +69,6 @@ class ToolContext:
     command_timeout: float = 120.0
     check_timeout: float = 600.0
     outcome: TurnOutcome = field(default_factory=TurnOutcome)
-    # After a failed make check, ask whether to revert the approved edit (never under -y).
-    offer_revert: bool = True
     # Programs run_shell accepts besides its built-in list (`/allow-cmd NAME`).
     extra_commands: frozenset[str] = frozenset()
     # fetch_url's limits; `FetchPolicy(allow_private=True)` lets it reach loopback.

@@ -7,9 +7,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from coding_harness.protocol import methods
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import run_harness
@@ -108,10 +105,6 @@ def test_yes_prints_one_applied_line_per_edit(
     ]
 
 
-@pytest.mark.skipif(
-    "revert" not in methods.DECISIONS,
-    reason="the wire's approval decisions do not include 'revert' yet (protocol/methods.py)",
-)
 def test_revert_answer_restores_the_file_when_make_check_fails(
     sandbox: Sandbox, model: FakeModelServer, calc_project
 ) -> None:

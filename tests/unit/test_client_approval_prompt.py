@@ -10,7 +10,6 @@ from coding_harness.client.approval_prompt import (
     COMMAND_QUESTION,
     EDIT_HINT,
     QUESTION,
-    REVERT_OFFERED,
     ask,
     question,
 )
@@ -43,7 +42,6 @@ def test_question_by_kind() -> None:
     assert question("edit") == question(None) == QUESTION
 
 
-@pytest.mark.skipif(not REVERT_OFFERED, reason="the wire's decisions lack 'revert' yet")
 def test_an_edit_offers_revert_in_the_same_prompt() -> None:
     result, shown = answer(["r\n"], kind="edit")
     assert result == ("revert", "")
@@ -55,10 +53,3 @@ def test_a_command_has_no_revert() -> None:
     result, shown = answer(["r\n", "y\n"], kind="command")
     assert result == ("yes", "")
     assert shown == COMMAND_QUESTION + "Please answer y, n or s.\n" + COMMAND_QUESTION
-
-
-@pytest.mark.skipif(REVERT_OFFERED, reason="the wire's decisions include 'revert'")
-def test_revert_is_not_offered_to_a_daemon_that_would_refuse_it() -> None:
-    result, shown = answer(["r\n", "n\n"], kind="edit")
-    assert result == ("no", "")
-    assert "[r]evert" not in shown
