@@ -26,6 +26,7 @@ from .style import Style
 
 QUIT = "quit"
 ROUTES = ("general", "coding", "hybrid")
+BUDGET_DIGITS = 15  # a token budget beyond this is no budget (and int() refuses 4,300 digits)
 # Submit a turn with these options and follow it: (text, options).
 RunTurn = Callable[[str, dict[str, Any]], None]
 
@@ -281,7 +282,7 @@ class SlashCommands(_AgentCommands):
             budget = current["options"].get("token_budget")
             self.style.line(f"session token budget: {budget or 'none'}", "dim")
             return
-        if not (argument.isascii() and argument.isdigit()):
+        if not (argument.isascii() and argument.isdigit() and len(argument) <= BUDGET_DIGITS):
             self.style.line(
                 f"/budget {one_line(argument, 40)}: not a whole number of tokens "
                 "(usage: /budget N, 0 removes the budget)",
