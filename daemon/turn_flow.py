@@ -30,6 +30,7 @@ from .tools.builtin import READ_ONLY_TOOLS
 from .tools.context import ToolContext, TurnOutcome
 from .tools.registry import OnlyTools
 from .tools.search import SearchEngine
+from .tools.seen import forget_session
 from .turn_setup import (
     TurnRequest,
     build_compactor,
@@ -128,7 +129,7 @@ def _assemble(
         on_usage=on_usage,
         plans=keeper,
         tools=tools,
-        on_replaced=recorder.rebase,
+        on_replaced=_replaced(session, recorder),
         extra_files=lambda: list(turn.outcome.files_changed),
     )
     loop = build_loop(
@@ -146,6 +147,17 @@ def _assemble(
     )
     ask = model_asker(model, profile.model, profile.generation, on_usage)
     return _Parts(loop=loop, plans=keeper, ask=ask, search=context.search, secrets=context.secrets)
+
+
+def _replaced(session: Session, recorder: StepRecorder) -> Callable[[], None]:
+    """What follows a compaction: the recorder starts over, and what the model had read
+    is forgotten (write_file asks again before replacing a file it read earlier)."""
+
+    def replaced() -> None:
+        recorder.rebase()
+        forget_session(session.approvals)
+
+    return replaced
 
 
 async def answer_general(loop: AgentLoop, working: list[JSONObject]) -> LoopResult:
@@ -170,7 +182,7 @@ async def compact_session(
         events=recorder,
         on_usage=usage_counter(session, profile, recorder, Usage()),
         plans=keeper,
-        on_replaced=recorder.rebase,
+        on_replaced=_replaced(session, recorder),
     )
     done = await compactor.compact(working, "manual", mid_turn=False)
     session.history = working[1:]

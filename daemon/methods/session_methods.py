@@ -21,6 +21,7 @@ from ..replay import replay
 from ..rpc import MethodTable
 from ..sessions import Session, new_session_id
 from ..settings import SEARCH_ENGINES
+from ..tools.seen import forget_session
 from .params import (
     env_map,
     optional_text,
@@ -191,6 +192,7 @@ def register_lifecycle(table: MethodTable, daemon: Daemon) -> None:
         except ValueError as exc:
             raise errors.InvalidParams(f"history not loaded: {exc}") from None
         target.history = history
+        forget_session(target.approvals)  # what the model had read is gone with the history
         target.emit(EventKind.NOTICE, {"message": f"history replaced ({len(history)} messages)"})
         daemon.store.record_step(
             target.id, first_index=0, messages=history, events=target.take_pending_events()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import run_harness
+from tests.support.processes import client, run_harness, wait_for_event
 
 NOTES = "# Notes\n\nadd() is fixed.\n"
 WRONG = "def add(a, b):\n    return a * b\n"
@@ -120,3 +120,28 @@ def test_revert_answer_restores_the_file_when_make_check_fails(
     assert (calc_project / "calc.py").read_text() == BUGGY
     (reply,) = tool_results(model)
     assert "so it was reverted: 'calc.py' holds its previous text again" in reply
+
+
+def test_after_a_reset_a_file_read_before_counts_as_unread(
+    sandbox: Sandbox, model: FakeModelServer, daemon, calc_project
+) -> None:
+    """What the model had read goes with the history: replacing it is asked even with -y."""
+    model.add(
+        Reply(tool_calls=[tool_call("read_file", path="calc.py")]),
+        Reply(content="Read it."),
+        Reply(tool_calls=[tool_call("write_file", path="calc.py", content=FIXED)]),
+        Reply(content="Replaced."),
+    )
+    with client(sandbox.socket) as conn:
+        session = conn.request("session.create", {"cwd": str(calc_project)})["session"]
+        conn.request("session.attach", {"session": session})
+        yes = {"session": session, "options": {"yes": True, "route": "coding"}}
+        conn.request("session.submit", {**yes, "text": "read calc.py"})
+        wait_for_event(conn, "turn.finished")
+        conn.request("session.reset", {"session": session})
+        conn.request("session.submit", {**yes, "text": "replace calc.py"})
+        asked = wait_for_event(conn, "approval.requested")
+        assert "not read in this session" in asked["data"]["summary"]
+        conn.request("approval.respond", {"request": asked["data"]["request"], "decision": "no"})
+        wait_for_event(conn, "turn.finished")
+    assert (calc_project / "calc.py").read_text() == BUGGY
