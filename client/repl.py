@@ -7,7 +7,9 @@ question. Events are read on a connection of their own (`repl_feed.EventFeed`,
 which attaches again with `since_seq` when that connection drops, so no event
 is lost); the prompt's thread sends requests on another. Ctrl-C cancels the
 running turn (`TurnDriver.cancel`) and stays; Ctrl-D or /quit leaves,
-detaching without stopping anything. History lives in ~/.coding_agent_history.
+detaching without stopping anything. The slash commands that start a turn
+(`/summary`, `/intent`, `/<skill>`) submit it here like a typed task, so it
+streams, asks and cancels the same way. History lives in ~/.coding_agent_history.
 """
 
 from __future__ import annotations
