@@ -35,6 +35,7 @@ class PlainView:
         self._streamed = False
         self._next_wait_line = WAIT_FIRST
         self._last_wait = 0.0
+        self._interim: list[str] = []
 
     def busy(self, label: str) -> None:
         """No spinner here: nothing to animate off a terminal."""
@@ -50,13 +51,20 @@ class PlainView:
         self._next_wait_line = (seconds // WAIT_EVERY + 1) * WAIT_EVERY
 
     def reply_delta(self, text: str) -> None:
-        if not self.stream_reply or not text:
+        if not self.stream_reply:
+            self._interim.append(text)  # shown before a tool call, or dropped for the reply
+            return
+        if not text:
             return
         self._end_err_line()
         self.out.write(visible(text))
         self.out.flush()
         self._out_mid_line = not text.endswith("\n")
         self._streamed = True
+
+    def interim_text(self) -> str:
+        text, self._interim = "".join(self._interim), []
+        return text
 
     def reasoning_delta(self, text: str) -> None:
         if not text:
@@ -81,6 +89,7 @@ class PlainView:
         self._end_err_line()
 
     def turn_done(self, reply: str, exit_code: int) -> None:
+        self._interim.clear()  # the reply comes whole from the turn's end
         self._end_err_line()
         show_whole = not self.stream_reply or (not self._streamed and exit_code == 0)
         if show_whole and reply:

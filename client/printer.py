@@ -58,6 +58,7 @@ class TurnPrinter:
         self.out = out
         self.chatter = not options.quiet
         self._shown_diffs: set[tuple[str, str]] = set()
+        self._errors_shown: set[str] = set()
 
     def event(self, kind: str, data: dict[str, Any], raw: dict[str, Any]) -> None:
         if self.options.output_format == "stream-json":
@@ -75,7 +76,11 @@ class TurnPrinter:
             self.out.flush()
             return
         code = result.get("exit_code")
-        self.view.turn_done(str(result.get("reply") or ""), code if isinstance(code, int) else 1)
+        reply = str(result.get("reply") or "")
+        if reply.strip() in self._errors_shown:  # already said once, as `error: ...`
+            reply = ""
+        self._errors_shown.clear()
+        self.view.turn_done(reply, code if isinstance(code, int) else 1)
 
     def notice(self, text: str, style: str = "yellow") -> None:
         """A line that is always shown (a question's context, a wait, a cancel)."""
@@ -126,6 +131,9 @@ class TurnPrinter:
         from .tool_line import tool_line  # only once a tool is called
 
         name = str(data.get("name", "?"))
+        said = self.view.interim_text().strip()
+        if said:  # what the model said before calling: stderr, so stdout stays the reply
+            self.chat(said)
         self.chat(tool_line(name, str(data.get("arguments", ""))), "dim")
         if self.chatter:
             self.view.busy(f"running {name}")
@@ -169,4 +177,6 @@ class TurnPrinter:
         self.chat(str(data.get("message", "")), "yellow")
 
     def _on_error(self, data: dict[str, Any]) -> None:
-        self.notice(f"error: {data.get('message', '')}", "red")
+        message = str(data.get("message", ""))
+        self._errors_shown.add(message.strip())
+        self.notice(f"error: {message}", "red")

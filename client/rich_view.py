@@ -112,6 +112,9 @@ class RichView:
             self._streamed = True
         self._show_area()
 
+    def interim_text(self) -> str:
+        return ""  # the answer streams as it comes, tool calls or not
+
     def reasoning_delta(self, text: str) -> None:
         if not text:
             return

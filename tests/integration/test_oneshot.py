@@ -6,7 +6,7 @@ import json
 import subprocess
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
-from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
+from tests.support.fake_model_server import FakeModelServer, Fault, Reply, tool_call
 from tests.support.processes import daemon_pid, run_harness
 
 PROMPT = "fix the bug in calc.py"
@@ -161,3 +161,28 @@ def test_an_unknown_session_is_bad_input(sandbox: Sandbox, model: FakeModelServe
     result = run_harness(["--session", "nope", "-p", "hi"], env=sandbox.env, cwd=sandbox.workspace)
     assert result.returncode == 5, result.stderr
     assert "nope" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_piped_run_shows_the_words_between_tool_calls_on_stderr(
+    sandbox: Sandbox, model: FakeModelServer, daemon
+) -> None:
+    (sandbox.workspace / "notes.txt").write_text("hello\n")
+    for _ in range(2):
+        model.add(
+            Reply(content="Let me look.", tool_calls=[tool_call("read_file", path="notes.txt")]),
+            Reply(content="It says hello."),
+        )
+    result = run_harness(["-p", "what is in notes.txt"], env=sandbox.env, cwd=sandbox.workspace)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "It says hello.\n"
+    assert "Let me look." in result.stderr
+    quiet = run_harness(["-q", "-p", "notes.txt?"], env=sandbox.env, cwd=sandbox.workspace)
+    assert quiet.stdout == "It says hello.\n" and "Let me look." not in quiet.stderr
+
+
+def test_a_turns_error_is_printed_once(sandbox: Sandbox, model: FakeModelServer, daemon) -> None:
+    model.add(Fault(status=401, body='{"error": {"message": "the key was refused"}}'))
+    result = run_harness(["-p", "hi"], env=sandbox.env, cwd=sandbox.workspace)
+    assert result.returncode == 1
+    assert (result.stdout + result.stderr).count("the key was refused") == 1, result
+    assert "error: " in result.stderr
