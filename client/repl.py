@@ -32,7 +32,7 @@ from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
 
 from . import exit_codes
-from .approval_prompt import ANSWERS, question
+from .approval_prompt import answers, hint, question
 from .args import OneShotOptions
 from .attach import print_history
 from .plain_view import PlainView
@@ -251,9 +251,10 @@ class _Repl:
         if pending is None:
             self.printer.notice("that request was already answered")
             return
-        decision = ANSWERS.get(line.strip().lower())
+        kind = pending.get("kind")
+        decision = answers(kind).get(line.strip().lower())
         if decision is None:
-            self.printer.notice("Please answer y, n or s.", "")
+            self.printer.notice(hint(kind), "")
             if len(line.strip()) > 3:  # a task typed before the question came: keep it
                 self._carry = line
         elif decision == "skip":

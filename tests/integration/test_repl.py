@@ -255,3 +255,21 @@ def test_a_history_file_that_cannot_be_used_costs_only_the_recall(
     run.type("say hi\n")
     run.wait_for("Hello there.")
     assert run.finish() == 0
+
+
+def test_revert_is_an_answer_at_the_repl_prompt(
+    sandbox: Sandbox, model: FakeModelServer, calc_project, repl
+) -> None:
+    wrong = "def add(a, b):\n    return a * b\n"
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=wrong)]),
+        Reply(content="Tried."),
+    )
+    run = repl()
+    run.type("fix calc\n")
+    run.wait_for("[r]evert it if make check fails", "screen")
+    run.type("r\n")
+    run.wait_for("Tried.")
+    assert run.finish() == 0
+    assert (calc_project / "calc.py").read_text() == BUGGY  # make check failed: put back
+    assert "Please answer" not in run.err.text()
