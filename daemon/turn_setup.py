@@ -25,6 +25,7 @@ from .agent.prompts import project_instructions, system_prompt
 from .compaction import Compactor, context_limit
 from .config import Config, ProviderProfile
 from .cost import add_cost, cost_usd
+from .debug_log import DEBUG_SWITCHES
 from .local_services import services_paragraph
 from .plan_book import PlanKeeper
 from .plans import Plan, guidance
@@ -105,9 +106,27 @@ def api_key(session: Session, profile: ProviderProfile) -> str | None:
     return session.key_env.get(profile.api_key_env) or os.environ.get(profile.api_key_env)
 
 
-def model_for(session: Session, profile: ProviderProfile, pool: ProviderPool) -> Model:
-    """The profile's model, asked with the session's key and the profile's retries."""
-    return with_retries(pool.model_for(profile, api_key(session, profile)), profile.retry, session)
+def model_for(
+    session: Session, profile: ProviderProfile, pool: ProviderPool, config: Config | None = None
+) -> Model:
+    """The profile's model, asked with the session's key and the profile's retries;
+    while the session's debug log is on, each raw exchange is written there
+    (`debug_log.py`), redacted with the session's secrets (with `config`, every
+    profile's key variable; without, this profile's and the secret-looking ones)."""
+    key = api_key(session, profile)
+    recorder = None
+    if DEBUG_SWITCHES.is_on(session.id):
+        secrets = (
+            session_secrets(session, config)
+            if config is not None
+            else collect_secrets(_key_names(profile), session.key_env, os.environ)
+        )
+        recorder = DEBUG_SWITCHES.recorder(session.id, secrets, key)
+    return with_retries(pool.model_for(profile, key, recorder), profile.retry, session)
+
+
+def _key_names(profile: ProviderProfile) -> list[str]:
+    return [profile.api_key_env] if profile.api_key_env else []
 
 
 def _probe(session: Session) -> Fingerprinter:

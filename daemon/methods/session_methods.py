@@ -16,6 +16,7 @@ from coding_harness.protocol.methods import EventKind
 from ..agent.history import check_messages
 from ..config import ConfigError
 from ..connection import Connection
+from ..debug_log import DEBUG_SWITCHES
 from ..history_pages import history_page
 from ..replay import replay
 from ..rpc import MethodTable
@@ -213,7 +214,7 @@ def register_lifecycle(table: MethodTable, daemon: Daemon) -> None:
 
 
 def register_configure(table: MethodTable, daemon: Daemon) -> None:
-    """`session.configure`: `/allow-cmd`, `/search` and `/budget`, for every client."""
+    """`session.configure`: `/allow-cmd`, `/search`, `/budget` and `/debug`, for every client."""
 
     @table.register(m.SESSION_CONFIGURE)
     async def session_configure(
@@ -222,9 +223,11 @@ def register_configure(table: MethodTable, daemon: Daemon) -> None:
         allow_command: Any = None,
         search: Any = None,
         token_budget: Any = None,
+        debug: Any = None,
     ) -> dict[str, Any]:
         refuse_tool_children(conn)
         target = session_of(daemon, session)
+        _debug(target, debug)
         changes = [
             change
             for change in (
@@ -236,7 +239,18 @@ def register_configure(table: MethodTable, daemon: Daemon) -> None:
         ]
         for change in changes:
             target.emit(EventKind.NOTICE, {"message": f"{change} (by {conn.label})"})
-        return {"options": target.options.to_wire()}
+        path = DEBUG_SWITCHES.path(target.id)
+        return {"options": target.options.to_wire(), "debug_log": str(path) if path else None}
+
+
+def _debug(target: Session, value: Any) -> None:
+    """`/debug on|off`, `--debug`: the session's raw model exchanges go to its debug log.
+    No notice: the client that asked prints the path."""
+    if value is None:
+        return
+    if not isinstance(value, bool):
+        raise errors.InvalidParams("debug must be true or false")
+    DEBUG_SWITCHES.set(target.id, value)
 
 
 def _allow(target: Session, name: Any) -> str | None:

@@ -57,7 +57,7 @@ async def read_whole_answer(response: httpx.Response, watch: StallWatch, endpoin
     pieces: list[bytes] = []
     size = 0
     async for piece in response.aiter_bytes():
-        watch.arrived()
+        watch.arrived(piece)
         size += len(piece)
         if size > WHOLE_ANSWER_LIMIT:
             raise too_large(endpoint, "the answer", WHOLE_ANSWER_LIMIT)
@@ -70,7 +70,7 @@ async def read_error_body(response: httpx.Response, watch: StallWatch) -> str:
     pieces: list[bytes] = []
     size = 0
     async for piece in response.aiter_bytes():
-        watch.arrived()
+        watch.arrived(piece)
         pieces.append(piece[: ERROR_BODY_LIMIT - size])
         size += len(pieces[-1])
         if size >= ERROR_BODY_LIMIT:

@@ -26,7 +26,7 @@ from coding_harness.daemon.providers.openai_stream import (
     replay,
     request_headers,
 )
-from coding_harness.daemon.providers.profile_model import ProfileModel
+from coding_harness.daemon.providers.profile_model import ProfileModel, watch_response
 from coding_harness.daemon.providers.stall import StallWatch
 from coding_harness.daemon.providers.transport_errors import translate_httpx_error
 from coding_harness.daemon.providers.wire import wire_payload
@@ -46,18 +46,17 @@ class LocalModel(ProfileModel):
         body = {k: v for k, v in wire_payload(payload).items() if k != "stream_options"}
         body["stream"] = False
         log.debug("POST %s (whole answer, model %s)", endpoint, payload.get("model"))
+        headers = request_headers(self._api_key, "application/json")
         try:
             async with (
+                self._recorded(headers, body) as exchange,
                 StallWatch(self._profile, sink).guard() as watch,
                 self._borrow() as client,
                 client.stream(
-                    "POST",
-                    endpoint,
-                    json=body,
-                    headers=request_headers(self._api_key, "application/json"),
-                    timeout=LOCAL_TIMEOUT,
+                    "POST", endpoint, json=body, headers=headers, timeout=LOCAL_TIMEOUT
                 ) as response,
             ):
+                watch_response(exchange, watch, response)
                 if not response.is_success:
                     text = await read_error_body(response, watch)
                     profile = self._profile

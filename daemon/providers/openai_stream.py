@@ -38,7 +38,7 @@ from coding_harness.daemon.providers.errors import (
     ModelStreamEmpty,
     error_from_response,
 )
-from coding_harness.daemon.providers.profile_model import ProfileModel
+from coding_harness.daemon.providers.profile_model import ProfileModel, watch_response
 from coding_harness.daemon.providers.sse import SSEDecoder, SSEEvent, SSEEventTooLarge
 from coding_harness.daemon.providers.stall import StallWatch
 from coding_harness.daemon.providers.transport_errors import translate_httpx_error
@@ -79,18 +79,17 @@ class OpenAIStreamingModel(ProfileModel):
             },
         }
         log.debug("POST %s (streaming, model %s)", endpoint, payload.get("model"))
+        headers = request_headers(self._api_key, "text/event-stream")
         try:
             async with (
+                self._recorded(headers, body) as exchange,
                 StallWatch(self._profile, sink).guard() as watch,
                 self._borrow() as client,
                 client.stream(
-                    "POST",
-                    endpoint,
-                    json=body,
-                    headers=request_headers(self._api_key, "text/event-stream"),
-                    timeout=STREAM_TIMEOUT,
+                    "POST", endpoint, json=body, headers=headers, timeout=STREAM_TIMEOUT
                 ) as response,
             ):
+                watch_response(exchange, watch, response)
                 return await self._read(response, sink, watch)
         except HTTP_ERRORS as exc:
             raise translate_httpx_error(exc, endpoint, STREAM_TIMEOUT) from exc
@@ -124,7 +123,7 @@ async def read_event_stream(
     events = 0
     try:
         async for piece in pieces:
-            watch.arrived()
+            watch.arrived(piece)
             for event in _events(decoder, piece, endpoint):
                 events += 1
                 if handle_event(event, assembler, sink, endpoint):

@@ -4,7 +4,8 @@
 the origin of its endpoint), made on first use and reused across turns,
 sessions and clients, so a second request skips the TCP and TLS handshakes.
 `model_for` hands out the `Model` for a profile's type; the model borrows the
-client for each request. The pool also remembers, while the daemon runs, which
+client for each request, and reports each raw exchange to the recorder it was
+given, if any (`exchanges.py`, for `--debug`). The pool also remembers, while the daemon runs, which
 profiles' servers cannot stream a request with tools (`stream_fallback.py`).
 After a config reload, `prune` retires the clients of profiles no longer
 configured: an idle one is closed at once, a busy one when its last request
@@ -28,6 +29,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from coding_harness.daemon.config import ProviderProfile
+from coding_harness.daemon.providers.exchanges import ExchangeRecorder
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import STREAM_TIMEOUT, OpenAIStreamingModel
 from coding_harness.daemon.providers.stream_fallback import (
@@ -74,17 +76,23 @@ class ProviderPool:
         # Profiles whose server cannot stream a request with tools (stream_fallback.py).
         self._whole_answers = WholeAnswerMemory()
 
-    def model_for(self, profile: ProviderProfile, api_key: str | None) -> Model:
+    def model_for(
+        self,
+        profile: ProviderProfile,
+        api_key: str | None,
+        recorder: ExchangeRecorder | None = None,
+    ) -> Model:
+        """The profile's model; with a `recorder`, each raw exchange is reported to it."""
         key = pool_key(profile)
 
         def lend() -> contextlib.AbstractAsyncContextManager[httpx.AsyncClient]:
             return self._lend(key)
 
         if profile.type == "mlx":
-            return LocalModel(profile, lend, api_key)
+            return LocalModel(profile, lend, api_key, recorder)
         return StreamOrWhole(
-            OpenAIStreamingModel(profile, lend, api_key),
-            LocalModel(profile, lend, api_key),
+            OpenAIStreamingModel(profile, lend, api_key, recorder),
+            LocalModel(profile, lend, api_key, recorder),
             memory=self._whole_answers,
             key=key,
             notice=fallback_notice(profile.name, profile.endpoint),

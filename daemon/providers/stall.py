@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
 from .errors import ModelTimeout
@@ -53,6 +53,8 @@ class StallWatch:
         self._started = 0.0
         self._reported = False
         self.answering = False
+        # Sees each piece of the body too (`exchanges.Exchange.piece`, under --debug).
+        self.tap: Callable[[bytes], None] | None = None
 
     @contextlib.asynccontextmanager
     async def guard(self) -> AsyncIterator[StallWatch]:
@@ -73,8 +75,10 @@ class StallWatch:
         finally:
             await self._end_ticker()
 
-    def arrived(self) -> None:
+    def arrived(self, piece: bytes = b"") -> None:
         """A piece of the body came: the next one has `idle` seconds."""
+        if self.tap is not None:
+            self.tap(piece)
         if self._timer is None:
             return
         loop = asyncio.get_running_loop()
