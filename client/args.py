@@ -168,7 +168,13 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
         ("--plain", "--no-color"),
         _switch("no colors, no Markdown: the reply as the model wrote it", dest="plain"),
     ),
-    (("--debug",), _switch("show protocol details on errors")),
+    (
+        ("--debug",),
+        _switch(
+            "write the raw model exchanges (keys redacted) to"
+            " $XDG_STATE_HOME/coding-harness/debug/SESSION.jsonl; protocol details on errors"
+        ),
+    ),
     (
         ("--output-format",),
         _value(

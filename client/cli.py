@@ -4,7 +4,8 @@ Imports stay lean: the REPL (prompt_toolkit) is imported only when it runs.
 Input is checked here, before any daemon is involved: the prompt (from the
 command line or standard input) and the workspace folder's name must be
 UTF-8 and fit in one message to the daemon, and the folder must exist; each
-refusal is one line and exit 5. Whatever else a command lets escape is said
+refusal is one line and exit 5. The config's `quiet`, `plain` and `debug`
+are read here too, as defaults under the flags. Whatever else a command lets escape is said
 in one line by `failures.run_guarded`.
 """
 
@@ -49,6 +50,7 @@ def _main(args: list[str]) -> int:
             return exit_codes.OK
         prompt = _prompt(options)
         _check_workspace(options)
+        _config_defaults(options)
     except BadInput as exc:
         print(f"harness: {exc}", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
@@ -90,6 +92,21 @@ def _check_size(prompt: str) -> None:
             f"the prompt is {size / 1048576:.1f} MiB, over the {limit // 1048576} MiB "
             "one message to the daemon can carry; send a smaller part of it"
         )
+
+
+def _config_defaults(options: OneShotOptions) -> None:
+    """The config's `quiet`, `plain` and `debug` under the flags (`config_defaults.py`)."""
+    from pathlib import Path
+
+    from coding_harness.protocol.paths import home_dir
+
+    from .config_defaults import apply_defaults
+
+    try:
+        cwd = Path(options.cwd or Path.cwd())
+    except FileNotFoundError:  # with --session the folder may be gone: no project file
+        cwd = home_dir()
+    apply_defaults(options, home_dir(), cwd)
 
 
 def _check_workspace(options: OneShotOptions) -> None:

@@ -2,7 +2,9 @@
 
 Shared by the one-shot command and the REPL so both resolve the workspace,
 the provider and model overrides (flags, then CODING_AGENT_PROVIDER and
-CODING_AGENT_MODEL) and the API keys the same way.
+CODING_AGENT_MODEL) and the API keys the same way. With `--debug` the
+session's debug log is switched on (`session.configure {debug}`) and its
+path printed once, on standard error.
 """
 
 from __future__ import annotations
@@ -60,4 +62,21 @@ def open_session(
         style.line(f"config: {problem}", "yellow")
     if not options.quiet and options.output_format == "text":
         style.line(f"{session['provider']} · {session['model']} · {session['cwd']}", "dim")
+    if options.debug:
+        switch_debug(conn, str(session["session"]), True, style)
     return session
+
+
+def switch_debug(conn: Connection, session: str, on: bool | None, style: Style) -> str | None:
+    """Turn the session's debug log on or off (None: leave it), say where it is, and
+    return its path (None while off). `--debug` and the REPL's `/debug` use this."""
+    params: dict[str, Any] = {"session": session}
+    if on is not None:
+        params["debug"] = on
+    result: dict[str, Any] = conn.request(methods.SESSION_CONFIGURE, params)
+    path = result.get("debug_log")
+    if path:
+        style.line(f"debug: raw model exchanges go to {path}", "dim")
+    else:
+        style.line("debug: off", "dim")
+    return str(path) if path else None

@@ -1,0 +1,63 @@
+"""The config keys `quiet`, `plain` and `debug`: defaults for `-q`, `--plain`, `--debug`.
+
+The client reads them itself, before it reaches the daemon, since `plain`
+decides how even "cannot reach the daemon" is printed. The files and their
+order are the daemon's (`protocol.config_files`): the global file, the
+project's file in the workspace folder (these keys are allowed there without
+`harness trust`), then the legacy file; the last file that sets a key wins.
+A key set to anything but true or false is skipped here (the daemon reports
+it as a config problem when the session starts), and so is a file that cannot
+be read. The flags only turn these on: a key set to true cannot be undone
+from the command line, and `NO_COLOR` turns colors off whatever `plain` says.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from coding_harness.protocol.config_files import (
+    global_config,
+    legacy_config,
+    parse_json,
+    project_config,
+)
+
+from .args import OneShotOptions
+
+KEYS = ("quiet", "plain", "debug")
+# A config file larger than this is not one anybody wrote by hand; the daemon says so.
+_READ_LIMIT = 1024 * 1024
+
+
+def output_defaults(home: Path, cwd: Path) -> dict[str, bool]:
+    """The values of `quiet`, `plain` and `debug` the config files set."""
+    found: dict[str, bool] = {}
+    for path in (global_config(home), project_config(cwd), legacy_config(home)):
+        data = _read(path)
+        for key in KEYS:
+            value = data.get(key)
+            if isinstance(value, bool):
+                found[key] = value
+    return found
+
+
+def apply_defaults(options: OneShotOptions, home: Path, cwd: Path) -> None:
+    """Turn on each of -q, --plain, --debug that the config sets to true."""
+    for key, value in output_defaults(home, cwd).items():
+        if value:
+            setattr(options, key, True)
+
+
+def _read(path: Path) -> dict[str, object]:
+    try:
+        with path.open("rb") as file:
+            raw = file.read(_READ_LIMIT + 1)
+    except OSError:
+        return {}
+    if len(raw) > _READ_LIMIT:
+        return {}
+    try:
+        data = parse_json(raw.decode("utf-8"))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}

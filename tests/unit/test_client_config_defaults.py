@@ -1,0 +1,50 @@
+"""The config keys `quiet`, `plain` and `debug` are defaults for -q, --plain and
+--debug (issue 11, item 7): read from the same files as the daemon, the last file
+that sets a key wins, a bad value or file is skipped, and a flag is never undone."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from coding_harness.client.args import parse_oneshot
+from coding_harness.client.config_defaults import apply_defaults, output_defaults
+
+
+def _write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def test_each_key_sets_its_flag(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    _write(home / ".coding_harness.json", {"quiet": True, "plain": True, "debug": True})
+    options = parse_oneshot(["-p", "hi"])
+    apply_defaults(options, home, cwd)
+    assert (options.quiet, options.plain, options.debug) == (True, True, True)
+
+
+def test_the_project_file_and_then_the_legacy_file_win(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    _write(home / ".coding_harness.json", {"quiet": True, "plain": True, "debug": True})
+    _write(cwd / ".local_coding_harness.json", {"quiet": False, "plain": False})
+    _write(home / ".config" / "coding-agent" / "config.json", {"plain": True})
+    assert output_defaults(home, cwd) == {"quiet": False, "plain": True, "debug": True}
+
+
+def test_a_false_key_leaves_the_flag_given(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _write(home / ".coding_harness.json", {"quiet": False, "plain": False})
+    options = parse_oneshot(["-q", "--plain", "-p", "hi"])
+    apply_defaults(options, home, tmp_path)
+    assert (options.quiet, options.plain, options.debug) == (True, True, False)
+
+
+def test_bad_values_and_bad_files_are_skipped(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    _write(home / ".coding_harness.json", {"quiet": "yes", "debug": 1, "plain": True})
+    cwd.mkdir()
+    (cwd / ".local_coding_harness.json").write_bytes(b"\xff{not json")
+    _write(home / ".config" / "coding-agent" / "config.json", [1, 2])
+    assert output_defaults(home, cwd) == {"plain": True}
+    assert output_defaults(tmp_path / "nobody", cwd) == {}
