@@ -18,6 +18,7 @@ from coding_harness.protocol.client import Connection, DaemonUnreachable
 
 from .args import OneShotOptions
 from .launcher import connect_or_start
+from .sanitize import one_line
 from .style import Style
 from .version_skew import warn as warn_version_skew
 
@@ -80,3 +81,16 @@ def switch_debug(conn: Connection, session: str, on: bool | None, style: Style) 
     else:
         style.line("debug: off", "dim")
     return str(path) if path else None
+
+
+DEBUG_CHOICES: dict[str, bool | None] = {"": None, "on": True, "off": False}
+
+
+def debug_command(conn: Connection, session: str, argument: str, style: Style) -> None:
+    """The REPL's `/debug [on|off]`: switch the session's debug log, or show it."""
+    word = argument.strip().lower()
+    if word not in DEBUG_CHOICES:
+        shown = one_line(argument, 40)
+        style.line(f"/debug {shown}: say on or off (usage: /debug [on|off])", "yellow")
+        return
+    switch_debug(conn, session, DEBUG_CHOICES[word], style)

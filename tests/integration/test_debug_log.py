@@ -42,6 +42,14 @@ def _log_of(stderr: str) -> Path:
     return Path(found[0])
 
 
+def streamed_text(body: str) -> str:
+    """The text a recorded SSE body carries, its deltas joined."""
+    chunks = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: {")]
+    return "".join(
+        chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks if chunk["choices"]
+    )
+
+
 def _entries(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -69,11 +77,7 @@ def test_debug_writes_the_request_and_the_response_with_the_key_redacted(
     assert "my key is [redacted]" in prompt
     assert request["body"]["stream"] is True
     assert response["status"] == 200
-    assert "the answer is kumquat" in "".join(
-        json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
-        for line in response["body"].splitlines()
-        if line.startswith("data: {") and json.loads(line[6:]).get("choices")
-    )
+    assert streamed_text(response["body"]) == "the answer is kumquat"
     assert "data: [DONE]" in response["body"]
 
 
