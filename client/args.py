@@ -85,7 +85,8 @@ environment:
   CODING_AGENT_MODEL         the model id, below --model
   CODING_HARNESS_SOCKET      the daemon's socket
   XDG_RUNTIME_DIR            the socket's folder otherwise (coding-harness/)
-  XDG_STATE_HOME             sessions and the daemon log (~/.local/state)
+  XDG_STATE_HOME             sessions, the daemon log and --debug logs
+                             (~/.local/state/coding-harness/)
 
 files:
   ~/.coding_harness.json     global config
