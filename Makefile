@@ -21,8 +21,8 @@ test: install
 	$(BIN)/python -m pytest
 
 # Real model servers with a real tiny model (docs/testing.md). The first run builds
-# llama.cpp twice into ${XDG_CACHE_HOME:-~/.cache}/coding-harness/test-servers/
-# (about 30 minutes on 2 cores; LLAMA_SERVER=0 leaves llama-server out); later runs reuse it.
+# llama-cpp-python into ${XDG_CACHE_HOME:-~/.cache}/coding-harness/test-servers/
+# (about 15 minutes on 2 cores; LLAMA_SERVER=1 adds llama.cpp's llama-server); later runs reuse it.
 test-servers: install
 	$(BIN)/python tests/servers/setup_servers.py
 	$(BIN)/python -m pytest tests/servers

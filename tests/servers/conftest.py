@@ -40,7 +40,8 @@ class ServerPool:
         if key not in self.running:
             kind = real_servers.find_server(name)
             if kind is None:
-                pytest.skip(f"{name} is not installed: run `make test-servers` to build it")
+                build = "LLAMA_SERVER=1 " if name == real_servers.LLAMA_SERVER else ""
+                pytest.skip(f"{name} is not installed: `{build}make test-servers` builds it")
             self.running[key] = real_servers.start(kind, context, self.log_dir)
         return self.running[key]
 
@@ -88,7 +89,7 @@ def write_config(box: Sandbox, endpoint: str, **agent: object) -> None:
     config = {
         "default_provider": "stream",
         "providers": {"stream": {"type": "openai", **common}, "whole": {"type": "mlx", **common}},
-        "agent": {"max_iterations": 4, **agent},
+        "agent": {"max_iterations": 2, **agent},
     }
     (box.home / ".coding_harness.json").write_text(json.dumps(config))
 

