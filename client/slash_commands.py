@@ -163,6 +163,7 @@ class SlashCommands(_AgentCommands):
                 self._search,
             ),
             "/budget": ("/budget [N]: the session's token budget (0 removes it)", self._budget),
+            "/debug": ("/debug [on|off]: raw model exchanges to a file, or where", self._debug),
             "/context": (
                 "the model's context, message by message (tokens estimated)",
                 self._context,
@@ -290,3 +291,8 @@ class SlashCommands(_AgentCommands):
             )
             return
         self._configure(token_budget=int(argument))
+
+    def _debug(self, argument: str) -> None:
+        from .session_setup import debug_command
+
+        debug_command(self.conn, self.session, argument, self.style)
