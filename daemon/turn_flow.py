@@ -116,7 +116,7 @@ def _assemble(
     tools = deps.build_tools(context)
     if request.kind.mode == SUMMARY_MODE:
         tools = OnlyTools(tools, READ_ONLY_TOOLS)
-    model = model_for(session, profile, deps.pool)
+    model = model_for(session, profile, deps.pool, config)
     spending = spending_for(session, request, profile, config)
     if spending.notice:
         recorder.emit(EventKind.NOTICE, {"message": spending.notice})
@@ -178,7 +178,7 @@ async def compact_session(
     compactor = build_compactor(
         profile=profile,
         config=config,
-        model=model_for(session, profile, deps.pool),
+        model=model_for(session, profile, deps.pool, config),
         events=recorder,
         on_usage=usage_counter(session, profile, recorder, Usage()),
         plans=keeper,

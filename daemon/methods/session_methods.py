@@ -206,6 +206,7 @@ def register_lifecycle(table: MethodTable, daemon: Daemon) -> None:
         target = session_of(daemon, session)
         daemon.turns.cancel(target)
         daemon.sessions.remove(target.id)
+        DEBUG_SWITCHES.set(target.id, False)
         target.flush_events()
         daemon.store.update_session(
             target.id, provider=target.provider, model=target.model, closed=True
