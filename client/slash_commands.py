@@ -275,7 +275,7 @@ class SlashCommands(_AgentCommands):
         self._configure(allow_command=argument)
 
     def _search(self, argument: str) -> None:
-        self._configure(search=False if argument == "off" else (argument or True))
+        self._configure(search=False if argument == "off" else (argument or "toggle"))
 
     def _budget(self, argument: str) -> None:
         if not argument:

@@ -229,6 +229,11 @@ def register_configure(table: MethodTable, daemon: Daemon) -> None:
         refuse_tool_children(conn)
         target = session_of(daemon, session)
         _debug(target, debug)
+        if search == "toggle":  # bare /search: the opposite of what is in force now
+            current = target.options.search_enabled
+            if current is None:
+                current = daemon.configs.get(target.cwd).search.enabled
+            search = not current
         changes = [
             change
             for change in (

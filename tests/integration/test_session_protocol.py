@@ -170,3 +170,12 @@ def test_tool_child_cannot_approve_or_submit(
         )
         check = wait_for(conn, "check.result")
     assert "REFUSED" in check["data"]["output"]
+
+
+def test_search_toggle_flips_what_is_in_force(sandbox: Sandbox, daemon) -> None:
+    with client(sandbox.socket) as conn:
+        session = open_session(conn, str(sandbox.workspace))
+        toggle = {"session": session, "search": "toggle"}
+        first = conn.request("session.configure", toggle)["options"]["search_enabled"]
+        second = conn.request("session.configure", toggle)["options"]["search_enabled"]
+    assert (first, second) == (True, False)  # the config leaves search off by default
