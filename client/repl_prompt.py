@@ -36,6 +36,29 @@ CONTINUATION = "… "
 TOOLBAR_STYLE = PromptStyle.from_dict({"bottom-toolbar": "noreverse"})
 
 
+HISTORY_LIMIT = 1000
+
+
+def history_entries(text: str) -> list[str]:
+    """Entries of a history file, oldest first. Two formats are read: the REPL's own
+    (`# time` lines, then the entry's lines each after a `+`) and the reference
+    designs' plain one (one entry per line), so an existing file keeps working."""
+    entries: list[str] = []
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("+"):
+            lines.append(line[1:])
+            continue
+        if lines:
+            entries.append("\n".join(lines))
+            lines = []
+        if line.strip() and not line.startswith("#"):
+            entries.append(line)
+    if lines:
+        entries.append("\n".join(lines))
+    return entries
+
+
 class TaskHistory(FileHistory):
     """A FileHistory that keeps a line only when `keep()` says it is a task.
 
@@ -54,11 +77,17 @@ class TaskHistory(FileHistory):
             super().append_string(string)
 
     def load_history_strings(self) -> Iterable[str]:
+        """The newest HISTORY_LIMIT entries, newest first."""
         try:
-            return list(super().load_history_strings())
+            with open(self.filename, "rb") as handle:  # noqa: PTH123 (FileHistory's str path)
+                data = handle.read()
+        except FileNotFoundError:
+            return []
         except OSError as exc:
             self.problem = f"cannot read {self.filename!s} ({exc.strerror or exc})"
             return []
+        entries = history_entries(data.decode("utf-8", errors="replace"))
+        return list(reversed(entries[-HISTORY_LIMIT:]))
 
     def store_string(self, string: str) -> None:
         if self.problem is not None:
