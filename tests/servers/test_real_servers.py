@@ -179,11 +179,9 @@ def _read_until_text(process: subprocess.Popen[bytes], timeout: float) -> list[b
     return lines
 
 
-@pytest.mark.parametrize(
-    ("name", "follow_up"), [(LLAMA_CPP_PYTHON, "whole"), (LLAMA_SERVER, "stream")]
-)
+@pytest.mark.parametrize("name", [LLAMA_CPP_PYTHON, LLAMA_SERVER])
 def test_a_cancel_mid_stream_leaves_a_valid_history(
-    sandbox: Sandbox, proxy_for: ProxyFor, calc_project: Path, name: str, follow_up: str
+    sandbox: Sandbox, proxy_for: ProxyFor, calc_project: Path, name: str
 ) -> None:
     _, proxy = proxy_for(name)
     write_config(sandbox, proxy.endpoint)
@@ -205,10 +203,10 @@ def test_a_cancel_mid_stream_leaves_a_valid_history(
             process.wait()
     cancelled_seconds = time.monotonic() - started
     _, result = parse((b"".join(before) + out).decode())
-    assert result["exit_code"] != 0, err.decode()
-    run, seconds = harness(
-        sandbox, "--session", result["session"], "--provider", follow_up, "-p", CODING
-    )
+    assert result["exit_code"] == 130, err.decode()
+    # The next turn runs on the session's profile (`stream`): with llama-cpp-python
+    # that is the streaming fallback as well.
+    run, seconds = harness(sandbox, "-y", "--session", result["session"], "-p", CODING)
     exchanges = proxy.take()
     cancelled = (b"".join(before) + out).decode()
     figure(
@@ -217,11 +215,12 @@ def test_a_cancel_mid_stream_leaves_a_valid_history(
         exchanges,
         [(cancelled, cancelled_seconds), (run.stdout, seconds)],
     )
-    assert exchanges[0].streamed
+    assert exchanges[0].streamed and len(exchanges) >= 2
     assert [e.status for e in exchanges[1:]] == [200] * (len(exchanges) - 1), run.stderr
-    follow = exchanges[1]
-    assert_valid_history(follow)
-    said = [m for m in follow.messages if m["role"] == "user"]
+    assert run.returncode != 1, run.stderr
+    for follow in exchanges[1:]:
+        assert_valid_history(follow)
+    said = [m for m in exchanges[1].messages if m["role"] == "user"]
     assert any("tomato soup" in str(m.get("content")) for m in said), "the cancelled turn is lost"
 
 
