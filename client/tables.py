@@ -9,6 +9,7 @@ lean path import this module only when they print a table.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -80,12 +81,13 @@ def tokens_table(stats: Mapping[str, Any]) -> Table:
     table = _table("tokens and cost")
     table.add_column("", no_wrap=True, min_width=12)
     table.add_column("provider", no_wrap=True)
-    for name in ("prompt", "cached", "completion", "cost"):
+    for name in ("prompt", "cached", "output", "total", "cost"):
         table.add_column(name, justify="right", no_wrap=True, min_width=len(name))
     mine = stats.get("session")
     if isinstance(mine, Mapping):
         usage = mine.get("usage") or {}
         table.add_row(*_usage_cells("this session", "", usage, mine.get("cost_usd")), style="bold")
+        table.caption = _rates(mine.get("provider"), mine.get("pricing"))
     for row in list(stats.get("daily") or [])[-DAYS:]:
         table.add_row(
             *_usage_cells(row.get("day", ""), row.get("provider", ""), row, row.get("cost_usd"))
@@ -122,7 +124,13 @@ def sessions_table(sessions: Iterable[Mapping[str, Any]], now: float | None = No
 
 
 def money(cost: object) -> str:
-    return f"${float(cost):.4f}" if isinstance(cost, int | float) else "unknown"
+    """USD with four decimals; a cost too small for them keeps its significant digits."""
+    if not isinstance(cost, int | float):
+        return "unknown"
+    value = float(cost)
+    if 0 < abs(value) < 0.0001:  # three significant digits, never rounded to $0.0000
+        return f"${value:.{2 - math.floor(math.log10(abs(value)))}f}"
+    return f"${value:.4f}"
 
 
 def _table(title: str) -> Table:
@@ -137,14 +145,26 @@ def _table(title: str) -> Table:
 def _usage_cells(
     label: object, provider: object, usage: Mapping[str, Any], cost: object
 ) -> list[Text]:
+    prompt, cached = _int(usage.get("prompt_tokens")), _int(usage.get("cached_tokens"))
+    completion = _int(usage.get("completion_tokens"))
+    share = f" ({cached / prompt:.0%})" if prompt and cached else ""
     return [
         _cell(label),
         _cell(provider),
-        _cell(f"{_int(usage.get('prompt_tokens')):,}"),
-        _cell(f"{_int(usage.get('cached_tokens')):,}"),
-        _cell(f"{_int(usage.get('completion_tokens')):,}"),
+        _cell(f"{prompt:,}"),
+        _cell(f"{cached:,}{share}"),
+        _cell(f"{completion:,}"),
+        _cell(f"{prompt + completion:,}"),
         _cell(money(cost)),
     ]
+
+
+def _rates(provider: object, pricing: object) -> str | None:
+    """The session profile's prices, USD per million tokens, under the table."""
+    if not isinstance(pricing, Mapping) or not pricing:
+        return f"{provider}: no pricing configured" if provider else None
+    rates = ", ".join(f"{name} ${float(value):g}" for name, value in sorted(pricing.items()))
+    return f"{provider} rates per 1M tokens: {rates}"
 
 
 def _cell(value: object, style: str = "") -> Text:

@@ -9,6 +9,7 @@ from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.version import PROTOCOL_VERSION, SUPPORTED_PROTOCOLS, __version__
 
+from ..config import ConfigError
 from ..connection import Connection
 from ..rpc import MethodTable
 from .params import refuse_tool_children
@@ -16,6 +17,7 @@ from .session_methods import session_of
 
 if TYPE_CHECKING:
     from ..app import Daemon
+    from ..sessions import Session
 
 
 def _supported(protocol: Any) -> bool:
@@ -63,7 +65,11 @@ def register(table: MethodTable, daemon: Daemon) -> None:
         result: dict[str, Any] = {"daily": daemon.store.totals_by_provider_day()}
         if session is not None:
             target = session_of(daemon, session)
-            result["session"] = {"usage": target.usage.to_wire(), "cost_usd": target.cost_usd}
+            result["session"] = {
+                "usage": target.usage.to_wire(),
+                "cost_usd": target.cost_usd,
+                **_rates(daemon, target),
+            }
         return result
 
     @table.register(m.DAEMON_SHUTDOWN)
@@ -71,3 +77,13 @@ def register(table: MethodTable, daemon: Daemon) -> None:
         refuse_tool_children(conn)
         conn.after_response(daemon.request_stop)
         return {"stopping": True}
+
+
+def _rates(daemon: Daemon, session: Session) -> dict[str, Any]:
+    """The session's profile and its pricing (USD per million tokens), for /tokens."""
+    try:
+        profile = daemon.configs.get(session.cwd).profile(session.provider)
+    except ConfigError:
+        return {"provider": session.provider, "pricing": None}
+    pricing = dict(profile.pricing) if profile.pricing else None
+    return {"provider": profile.name, "pricing": pricing}

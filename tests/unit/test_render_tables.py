@@ -87,3 +87,20 @@ def test_sessions_table_keeps_full_ids() -> None:
     text = out.getvalue()
     assert "s-0123456789abcdef0123" in text and "90s" in text and "1,234" in text
     assert "running" in text and "unknown" in text
+
+
+def test_tokens_table_shows_totals_the_cached_share_rates_and_tiny_costs() -> None:
+    stats = {
+        "session": {
+            "usage": {"prompt_tokens": 2000, "cached_tokens": 500, "completion_tokens": 100},
+            "cost_usd": 0.0000123,
+            "provider": "fast",
+            "pricing": {"input": 0.15, "output": 0.6},
+        },
+        "daily": [],
+    }
+    text = printed(render_tokens_table, stats, color=False)
+    assert "2,100" in text  # prompt + completion
+    assert "500 (25%)" in text
+    assert "$0.0000123" in text
+    assert "fast rates per 1M tokens: input $0.15, output $0.6" in text
