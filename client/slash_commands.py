@@ -281,7 +281,12 @@ class SlashCommands(_AgentCommands):
         if not argument:
             current = self.conn.request(methods.SESSION_CONFIGURE, {"session": self.session})
             budget = current["options"].get("token_budget")
-            self.style.line(f"session token budget: {budget or 'none'}", "dim")
+            stats = self.conn.request(methods.STATS_GET, {"session": self.session})
+            usage = stats.get("session", {}).get("usage", {})
+            used = int(usage.get("prompt_tokens", 0)) + int(usage.get("completion_tokens", 0))
+            left = f", {max(budget - used, 0):,} left" if budget else ""
+            limit = f"{budget:,}" if budget else "none"
+            self.style.line(f"session token budget: {limit} ({used:,} used{left})", "dim")
             return
         if not (argument.isascii() and argument.isdigit() and len(argument) <= BUDGET_DIGITS):
             self.style.line(

@@ -273,3 +273,17 @@ def test_revert_is_an_answer_at_the_repl_prompt(
     assert run.finish() == 0
     assert (calc_project / "calc.py").read_text() == BUGGY  # make check failed: put back
     assert "Please answer" not in run.err.text()
+
+
+def test_budget_shows_what_is_used_and_left(
+    sandbox: Sandbox, model: FakeModelServer, repl
+) -> None:
+    model.add(Reply(content="Hello there.", prompt_tokens=100, completion_tokens=20))
+    run = repl()
+    run.type("say hi\n")
+    run.wait_for("Hello there.")
+    run.type("/budget 5000\n")
+    run.wait_for("5,000 tokens", "err")
+    run.type("/budget\n")
+    run.wait_for("session token budget: 5,000 (120 used, 4,880 left)", "err")
+    assert run.finish() == 0
