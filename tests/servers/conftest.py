@@ -4,13 +4,12 @@ Servers start once per run, lazily, one per (program, context size); each test
 gets a fresh recording proxy in front of its server and a temporary HOME (the
 integration suite's `sandbox`) whose config points `harness` at that proxy.
 What each test measured is printed at the end and kept in `figures.json` in
-the cache folder.
+the cache folder; the servers' own logs are in its `logs/servers/`.
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -54,7 +53,8 @@ class ServerPool:
 def server_pool() -> Iterator[ServerPool]:
     if real_servers.model_path() is None:
         pytest.skip("the tiny model is not in the cache: run `make test-servers`")
-    log_dir = Path(tempfile.mkdtemp(prefix="chs-logs-"))
+    log_dir = cache_dir() / "logs" / "servers"  # each run overwrites its servers' logs
+    log_dir.mkdir(parents=True, exist_ok=True)
     pool = ServerPool(log_dir=log_dir)
     try:
         yield pool
