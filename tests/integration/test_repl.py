@@ -275,9 +275,7 @@ def test_revert_is_an_answer_at_the_repl_prompt(
     assert "Please answer" not in run.err.text()
 
 
-def test_budget_shows_what_is_used_and_left(
-    sandbox: Sandbox, model: FakeModelServer, repl
-) -> None:
+def test_budget_shows_what_is_used_and_left(sandbox: Sandbox, model: FakeModelServer, repl) -> None:
     model.add(Reply(content="Hello there.", prompt_tokens=100, completion_tokens=20))
     run = repl()
     run.type("say hi\n")
