@@ -98,3 +98,18 @@ def daemon(sandbox: Sandbox) -> Iterator[subprocess.Popen[bytes]]:
     yield process
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=10)
+
+
+@pytest.fixture
+def repl_env(
+    sandbox: Sandbox, model: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A daemon on the sandbox's socket, and this process's environment set to the
+    sandbox's, for clients run in-process (the REPL on a thread)."""
+    for key, value in sandbox.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    process = start_daemon(sandbox.socket, sandbox.env)
+    yield
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=10)

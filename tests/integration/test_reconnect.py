@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from coding_harness.protocol.version import __version__
 from tests.integration.conftest import Sandbox
 from tests.support.big_answers import big_text, stream_in_large_pieces
 from tests.support.fake_model_server import FakeModelServer, Reply
-from tests.support.processes import client, run_harness, start_daemon
+from tests.support.processes import client, run_harness
 
 PROMPT = "list the numbers in calc.py"
 
@@ -123,21 +123,8 @@ class Gate(io.StringIO):
             return self.getvalue()
 
 
-@pytest.fixture
-def daemon_env(
-    sandbox: Sandbox, model: FakeModelServer, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
-    for key, value in sandbox.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    process = start_daemon(sandbox.socket, sandbox.env)
-    yield
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=10)
-
-
 def test_a_repl_that_fell_behind_reattaches_and_shows_everything_once(
-    sandbox: Sandbox, model: FakeModelServer, daemon_env
+    sandbox: Sandbox, model: FakeModelServer, repl_env
 ) -> None:
     answer = numbered(30_000)
     model.add(Reply(content=answer, delay=0.5))
@@ -258,7 +245,7 @@ def test_a_daemon_that_misbehaves_mid_turn_is_a_clear_exit_4(
 
 
 def test_attaching_a_repl_shows_the_end_of_a_history_over_the_message_limit(
-    sandbox: Sandbox, model: FakeModelServer, daemon_env, monkeypatch: pytest.MonkeyPatch
+    sandbox: Sandbox, model: FakeModelServer, repl_env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A 17 MiB answer in the history: the banner reads the last messages in pages (item 8)."""
     stream_in_large_pieces(monkeypatch)
@@ -284,7 +271,7 @@ def test_attaching_a_repl_shows_the_end_of_a_history_over_the_message_limit(
 
 
 def test_save_writes_a_history_larger_than_one_page_whole(
-    sandbox: Sandbox, model: FakeModelServer, daemon_env, monkeypatch: pytest.MonkeyPatch
+    sandbox: Sandbox, model: FakeModelServer, repl_env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`/save` reads every page of `session.history`, not only the first 4 MiB."""
     stream_in_large_pieces(monkeypatch)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +24,7 @@ from coding_harness.client.args import OneShotOptions
 from coding_harness.client.repl import run_repl
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, start_daemon
+from tests.support.processes import client
 
 WAIT = 15.0
 
@@ -91,19 +90,6 @@ def wait_until(
             shown = f"\nout: {run.out.text()!r}\nerr: {run.err.text()!r}" if run else ""
             raise AssertionError(f"timed out waiting for {what}{shown}")
         time.sleep(0.02)
-
-
-@pytest.fixture
-def repl_env(
-    sandbox: Sandbox, model: FakeModelServer, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
-    for key, value in sandbox.env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    process = start_daemon(sandbox.socket, sandbox.env)
-    yield
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=10)
 
 
 @pytest.fixture

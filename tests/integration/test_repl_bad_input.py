@@ -19,7 +19,6 @@ from tests.integration.conftest import Sandbox
 from tests.integration.test_repl import ReplRun, wait_until
 from tests.support.fake_model_server import FakeModelServer, Reply
 
-repl_env = test_repl.repl_env
 repl = test_repl.repl
 
 SENTINEL, SENTINEL_SAYS = "/plan", "no plan yet"

@@ -15,7 +15,6 @@ from tests.integration.test_debug_log import streamed_text
 from tests.integration.test_repl import ReplRun, wait_until
 from tests.support.fake_model_server import FakeModelServer, Reply
 
-repl_env = test_repl.repl_env
 repl = test_repl.repl
 PATH_LINE = re.compile(r"debug: raw model exchanges go to (\S+\.jsonl)")
 

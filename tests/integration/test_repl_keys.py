@@ -16,7 +16,6 @@ from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import client
 
 # The fixtures of test_repl.py, shared.
-repl_env = test_repl.repl_env
 repl = test_repl.repl
 
 CTRL_C, CTRL_D, CTRL_R, TAB, ENTER, ESC_ENTER = "\x03", "\x04", "\x12", "\t", "\r", "\x1b\r"

@@ -9,25 +9,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, run_harness, start_daemon
-
-
-def events_until_finished(conn: Connection, timeout: float = 20) -> list[dict[str, Any]]:
-    seen: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        note = conn.next_notification(timeout=deadline - time.monotonic())
-        if note is None:
-            break
-        seen.append(note["params"])
-        if note["params"]["kind"] == "turn.finished":
-            return seen
-    raise AssertionError(f"no turn.finished within {timeout} s: {[e['kind'] for e in seen]}")
+from tests.support.processes import client, events_until_finished, run_harness, start_daemon
 
 
 def test_two_clients_see_identical_event_sequences(

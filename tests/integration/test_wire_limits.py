@@ -29,7 +29,7 @@ from coding_harness.protocol.history_pages import read_history, read_message_tex
 from tests.integration.conftest import Sandbox
 from tests.support.big_answers import big_text, stream_in_large_pieces
 from tests.support.fake_model_server import FakeModelServer, Reply
-from tests.support.processes import client, run_harness
+from tests.support.processes import client, events_until_finished, run_harness
 
 PROMPT = "list the numbers in calc.py"
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":1}}\n'
@@ -54,19 +54,6 @@ def open_session(conn: Connection, sandbox: Sandbox) -> str:
 def submit(conn: Connection, session: str, text: str = PROMPT) -> None:
     params = {"session": session, "text": text, "options": {"route": "coding"}}
     conn.request("session.submit", params)
-
-
-def events_until_finished(conn: Connection, timeout: float = 60) -> list[dict[str, Any]]:
-    seen: list[dict[str, Any]] = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        note = conn.next_notification(timeout=deadline - time.monotonic())
-        if note is None:
-            break
-        seen.append(note["params"])
-        if note["params"]["kind"] == "turn.finished":
-            return seen
-    raise AssertionError(f"no turn.finished within {timeout} s ({len(seen)} events)")
 
 
 def wait_until(check: Callable[[], bool], what: str, timeout: float = 30) -> None:

@@ -122,3 +122,18 @@ def wait_for_event(
         if params.get("kind") == kind and all(data.get(k) == v for k, v in match.items()):
             return dict(params)
     raise AssertionError(f"no {kind} event within {timeout} s")
+
+
+def events_until_finished(conn: Connection, timeout: float = 60) -> list[dict[str, Any]]:
+    """Every event up to and including the next `turn.finished`, or AssertionError."""
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        note = conn.next_notification(timeout=deadline - time.monotonic())
+        if note is None:
+            break
+        seen.append(note["params"])
+        if note["params"]["kind"] == "turn.finished":
+            return seen
+    kinds = [event["kind"] for event in seen[-20:]]
+    raise AssertionError(f"no turn.finished within {timeout} s ({len(seen)} events, last {kinds})")
