@@ -122,7 +122,7 @@ def model_for(
             else collect_secrets(_key_names(profile), session.key_env, os.environ)
         )
         recorder = DEBUG_SWITCHES.recorder(session.id, secrets, key)
-    return with_retries(pool.model_for(profile, key, recorder), profile.retry, session)
+    return with_retries(pool.model_for(profile, key, recorder=recorder), profile.retry, session)
 
 
 def _key_names(profile: ProviderProfile) -> list[str]:

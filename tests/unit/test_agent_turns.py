@@ -33,7 +33,9 @@ class FakePool:
     def __init__(self, model: ScriptedModel) -> None:
         self.model = model
 
-    def model_for(self, profile: Any, api_key: str | None) -> ScriptedModel:
+    def model_for(
+        self, profile: Any, api_key: str | None, recorder: object = None
+    ) -> ScriptedModel:
         return self.model
 
 
