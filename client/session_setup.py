@@ -37,6 +37,22 @@ def reach_daemon(style: Style) -> Connection | None:
         return None
 
 
+def _join(
+    conn: Connection, options: OneShotOptions, info: dict[str, Any], style: Style
+) -> dict[str, Any]:
+    """`--session ID`: attach, switching its provider or model first when asked (as
+    `/provider` and `/model` would), and its debug log on under `--debug`."""
+    sid = options.session
+    if options.provider:
+        conn.request(methods.PROVIDER_USE, {"session": sid, "name": options.provider})
+    if options.model:
+        conn.request(methods.MODEL_USE, {"session": sid, "model": options.model})
+    summary: dict[str, Any] = conn.request(methods.SESSION_ATTACH, {"session": sid})
+    if options.debug:
+        switch_debug(conn, str(sid), True, style)
+    return {**summary, "key_env": info.get("key_env", [])}
+
+
 def open_session(
     conn: Connection, options: OneShotOptions, info: dict[str, Any], style: Style
 ) -> dict[str, Any]:
@@ -45,8 +61,7 @@ def open_session(
     if info.get("notice"):
         style.line(f"harnessd: {info['notice']}", "yellow")
     if options.session:
-        summary: dict[str, Any] = conn.request(methods.SESSION_ATTACH, {"session": options.session})
-        return {**summary, "key_env": info.get("key_env", [])}
+        return _join(conn, options, info, style)
     cwd = Path(options.cwd or Path.cwd()).expanduser().resolve()
     session: dict[str, Any] = conn.request(
         methods.SESSION_CREATE,

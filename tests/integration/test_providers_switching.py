@@ -17,7 +17,7 @@ from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, start_daemon, wait_for_event
+from tests.support.processes import client, run_harness, start_daemon, wait_for_event
 
 
 def profiles(endpoint: str, **extra: Any) -> dict[str, Any]:
@@ -184,3 +184,19 @@ def test_reload_reports_config_problems(sandbox: Sandbox, daemon: None) -> None:
         (sandbox.home / ".coding_harness.json").write_text("{oops")
         result = conn.request("daemon.reload")
         assert any("not valid JSON" in p for p in result["problems"])
+
+
+def test_provider_and_model_flags_switch_a_joined_session(
+    sandbox: Sandbox, model: FakeModelServer, daemon
+) -> None:
+    """`--session ID --provider NAME --model ID` switches that session, as /provider
+    and /model would; before, the flags were silently ignored."""
+    model.add(Reply(content="first"), Reply(content="second"))
+    with client(sandbox.socket) as conn:
+        session = open_session(conn, sandbox.workspace)
+    first = run_harness(["--session", session, "-p", "one"], env=sandbox.env, cwd=sandbox.root)
+    assert first.returncode == 0, first.stderr
+    args = ["--session", session, "--provider", "other", "--model", "model-c", "-p", "two"]
+    second = run_harness(args, env=sandbox.env, cwd=sandbox.root)
+    assert second.returncode == 0, second.stderr
+    assert [request["model"] for request in model.requests] == ["model-a", "model-c"]
