@@ -148,7 +148,9 @@ class CommandKeeper:
             if self._commands or self._own or self._seen or self._linger:
                 self._linger = max(0, self._linger - 1)
                 try:
-                    self.scan()
+                    # Reading all of /proc is blocking work: off the event loop.
+                    table = await asyncio.to_thread(process_tree.snapshot)
+                    self.scan(table)
                 except Exception:  # a bug here must not end the reaping for good
                     log.exception("scanning for stray tool processes failed")
 
