@@ -34,14 +34,19 @@ def wait_for_socket(path: Path, timeout: float = 10.0) -> None:
 
 
 def start_daemon(socket_path: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "coding_harness.daemon", "--socket", str(socket_path)]
     err_path = socket_path.parent.parent / "harnessd-test.stderr"
+    return start_serving([*command, *extra], env, socket_path, err_path)
+
+
+def start_serving(
+    command: list[str], env: dict[str, str], socket_path: Path, err_path: Path
+) -> subprocess.Popen[bytes]:
+    """Run `command` (a daemon, however wrapped) until `socket_path` answers; its
+    standard error goes to `err_path` and is shown if it never does."""
     with err_path.open("wb") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "coding_harness.daemon", "--socket", str(socket_path), *extra],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
+            command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
         )
     try:
         wait_for_socket(socket_path)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import wait_for_socket
+from tests.support.processes import start_serving
 
 _MOUNT_AND_RUN = 'mount -t tmpfs -o "size=$0,mode=0700" tmpfs "$1" && shift && exec "$@"'
 _probe: str | None = None
@@ -64,19 +64,7 @@ def start_daemon_on_tiny_fs(
         sys.executable, "-m", "coding_harness.daemon", "--socket", str(socket_path),
         "--log-file", str(log_file),
     ]  # fmt: skip
-    with err_path.open("wb") as err:
-        process = subprocess.Popen(
-            command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
-        )
-    try:
-        wait_for_socket(socket_path)
-    except TimeoutError:
-        process.kill()
-        process.wait(timeout=5)
-        raise TimeoutError(
-            f"daemon did not start: {err_path.read_text(errors='replace')}"
-        ) from None
-    return process
+    return start_serving(command, env, socket_path, err_path)
 
 
 def seen_by(process: subprocess.Popen[bytes], path: Path) -> Path:
