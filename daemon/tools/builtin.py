@@ -23,8 +23,8 @@ from coding_harness.daemon.tools import (
     replace,
     search,
     shell,
-    whole_file,
 )
+from coding_harness.daemon.tools import write_file as write_file_tool
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.registry import BoundTools, ToolRegistry
@@ -131,7 +131,7 @@ async def propose_edit(ctx: ToolContext, *, path: str, old: str, new: str) -> st
     ],
 )
 async def write_file(ctx: ToolContext, *, path: str, content: str) -> str:
-    return await whole_file.write_file(ctx, path, content)
+    return await write_file_tool.write_file(ctx, path, content)
 
 
 @BUILTIN_TOOLS.tool(

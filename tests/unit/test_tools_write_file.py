@@ -13,7 +13,7 @@ from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edits import propose_edit
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.seen import forget_session
-from coding_harness.daemon.tools.whole_file import write_file
+from coding_harness.daemon.tools.write_file import write_file
 from tests.unit.test_tools_support import (
     RecordingSink,
     ScriptedApprover,
