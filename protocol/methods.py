@@ -34,6 +34,10 @@ STATS_GET: Final = "stats.get"
 PROVIDER_LIST: Final = "provider.list"
 PROVIDER_USE: Final = "provider.use"
 MODEL_USE: Final = "model.use"
+PROVIDER_DISCOVER: Final = "provider.discover"  # local servers and key variables found
+
+MEMORY_GET: Final = "memory.get"  # a project's turn-close notes
+MEMORY_SET: Final = "memory.set"
 
 # The one notification the daemon sends.
 EVENT: Final = "event"
