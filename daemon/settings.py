@@ -167,7 +167,7 @@ def parse_search(raw: Any, origin_of: OriginOf, problems: list[str]) -> SearchSe
         where = bad(origin_of, ("search", "engine"), f"must be one of {', '.join(SEARCH_ENGINES)}")
         problems.append(f"{where}; duckduckgo is used")
         engine = "duckduckgo"
-    enabled = raw.get("enabled", False)
+    enabled = raw.get("enabled", True)  # a `search` section turns search on unless it says not
     if not isinstance(enabled, bool):
         problems.append(f"{bad(origin_of, ('search', 'enabled'), 'must be true or false')}")
         enabled = False
