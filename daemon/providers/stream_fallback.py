@@ -5,10 +5,14 @@ llama-cpp-python answers 200 and aborts the body before its first event ("Automa
 streaming tool choice is not supported"). `StreamOrWhole` is the `openai`
 profile's `Model`: it streams, and when a request with tools gets a stream that
 ends before its first event (`ModelStreamEmpty`), it asks the same request again
-once without streaming, as an `mlx` profile would. `WholeAnswerMemory` (kept by
-the `ProviderPool`, so for as long as the daemon runs) remembers the profile, so
-later requests with tools go straight to a whole answer; requests without tools
-still stream. The first time, a `notice` says so and names the config fix.
+once without streaming, as an `mlx` profile would. Only when that whole answer
+comes back is the stream's failure taken for the server's limit: a server that
+refuses the request itself (a prompt over its context, say) refuses the whole
+one too, and that error is the one raised, with nothing remembered. Then
+`WholeAnswerMemory` (kept by the `ProviderPool`, so for as long as the daemon
+runs) remembers the profile, so later requests with tools go straight to a whole
+answer; requests without tools still stream. The first time, a `notice` says so
+and names the config fix.
 """
 
 from __future__ import annotations
@@ -77,9 +81,10 @@ class StreamOrWhole:
         except ModelStreamEmpty:
             if not with_tools:
                 raise
+        reply = await self._whole.complete(payload, sink)  # its error, if any, is the real one
         if self._memory.remember(self._key):
             tell(sink, self._notice)
-        return await self._whole.complete(payload, sink)
+        return reply
 
 
 def tell(sink: StreamSink, message: str) -> None:

@@ -328,3 +328,37 @@ def test_the_fallback_notice_reaches_the_retrying_models_listeners() -> None:
     assert len(server.requests) == 2
     (notice,) = notices
     assert '"type": "mlx"' in notice and "retrying" not in notice
+
+
+CONTEXT_REFUSAL = {
+    "error": {
+        "message": "This model's maximum context length is 1024 tokens. However, you requested"
+        " 5000 tokens. Please reduce the length of the messages.",
+        "type": "invalid_request_error",
+    }
+}
+
+
+def test_a_prompt_over_the_context_is_not_taken_for_a_streaming_limit() -> None:
+    """The stream dies at once and the whole request is refused for its length: the
+    refusal is the error, and the next request with tools streams again."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if body["messages"][-1]["content"] == "long":
+            return aborted_stream() if body["stream"] else httpx.Response(400, json=CONTEXT_REFUSAL)
+        return event_stream(STREAMED_TEXT)
+
+    server = Server(answer)
+    long = {**PAYLOAD, "messages": [{"role": "user", "content": "long"}]}
+    short = {**PAYLOAD, "messages": [{"role": "user", "content": "short"}]}
+    sink = NoticeSink()
+
+    async def body(pool: ProviderPool) -> None:
+        with pytest.raises(ModelContextExceeded):
+            await pool.model_for(profile(), KEY).complete(long, sink)
+        reply = await pool.model_for(profile(), KEY).complete(short, sink)
+        assert reply.content == "streamed"
+
+    run_pool(body, server)
+    assert sent_streams(server) == [True, False, True] and sink.notices == []
