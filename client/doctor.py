@@ -4,7 +4,8 @@ Checks, in order: the socket folder (a private folder of this user, a path
 that fits a Unix socket), the config files and providers (`doctor_config`),
 the user service (installed, for this Python, enabled), and the daemon
 itself when its discovery record says one runs (answering, same pid and
-socket as recorded, not older than this client). Exit 0 when all is well,
+socket as recorded, not older than this client), then what model servers and key
+variables that daemon finds here (`doctor_discovery`). Exit 0 when all is well,
 1 when anything needs fixing; notes ("info") never fail the run.
 """
 
@@ -35,6 +36,7 @@ from .doctor_config import (
     problem,
     usable_profiles,
 )
+from .doctor_discovery import check_discovery
 
 LABELS = {"ok": "ok", "problem": "PROBLEM", "info": "info"}
 TOOL_TIMEOUT = 10.0
@@ -70,6 +72,7 @@ def run_checks(env: dict[str, str], *, home: Path, cwd: Path) -> list[Finding]:
         *check_endpoints(profiles, env),
         *check_service(env),
         *check_daemon(env),
+        *check_discovery(env),
     ]
 
 

@@ -3,6 +3,9 @@
 Layers, lowest first, each deep-merged over the ones below key by key:
 
 1. built-in defaults: the `local` profile, only when no file declares a provider;
+   with no file at all, what first-run discovery found lies over it
+   (`provider_discovery`, `ConfigCache.found`): the local servers answering and the
+   usual key variables set, the first of them the default;
 2. `~/.coding_harness.json`;
 3. the project's `.local_coding_harness.json`: until the user trusts it with
    `harness trust`, only the keys `protocol.trust.SAFE_KEYS` allows, and only
@@ -36,14 +39,17 @@ from coding_harness.protocol.config_files import (
 from .config_layers import (
     BUILTIN_ORIGIN,
     BUILTIN_PROVIDER,
+    DISCOVERED_ORIGIN,
     LOCAL_ENDPOINT,
     assemble,
     builtin_layer,
     config_paths,
+    discovered_layer,
     fallback_default,
     merged_data,
     origin_finder,
 )
+from .provider_discovery import KEY_VARIABLES, Discovery
 from .providers.profiles import (
     TYPE_ALIASES,
     ConfigError,
@@ -86,6 +92,13 @@ class Config:
     builtin: bool = False
     retry: RetrySettings = field(default_factory=RetrySettings)
     untrusted: tuple[str, ...] = ()
+    # The default profile's name when first-run discovery chose it.
+    discovered: str | None = None
+
+    @property
+    def discoverable(self) -> bool:
+        """No config file at all: first-run discovery may offer what it finds."""
+        return self.builtin and not self.sources
 
     def profile(self, name: str | None) -> ProviderProfile:
         chosen = name or self.default_provider
@@ -100,9 +113,28 @@ class Config:
 
     def key_env_names(self) -> list[str]:
         """The variables a client sends with each create and submit: every profile's key
-        and the web search keys, so a key exported in a new shell is used at once."""
+        and the web search keys, so a key exported in a new shell is used at once; with
+        no config file, the usual key variables discovery looks for too."""
         profiles = {p.api_key_env for p in self.providers.values() if p.api_key_env}
-        return sorted(profiles | set(SEARCH_KEY_VARIABLES))
+        usual = set(KEY_VARIABLES) if self.discoverable else set()
+        return sorted(profiles | usual | set(SEARCH_KEY_VARIABLES))
+
+
+def with_discovery(config: Config, found: Discovery | None) -> Config:
+    """`config` with what discovery found as profiles, the first one the default; the
+    same config when there is a config file or nothing was found."""
+    chosen = found.chosen if found is not None else None
+    if found is None or chosen is None or not config.discoverable:
+        return config
+    layer = discovered_layer(found.profiles(), chosen)
+
+    def origin_of(path: tuple[str, ...]) -> str:
+        return DISCOVERED_ORIGIN
+
+    providers = dict(config.providers)
+    for name, raw in layer.data["providers"].items():
+        providers[name] = parse_profile(name, raw, origin_of, config.retry)
+    return replace(config, providers=providers, default_provider=chosen, discovered=chosen)
 
 
 def _flag_problems(merged: Mapping[str, Any], origin_of: OriginOf) -> list[str]:
@@ -211,8 +243,13 @@ class ConfigCache:
         self._entries: dict[Path, tuple[tuple[Any, ...], Config]] = {}
         self._logged: set[str] = set()
         self._shown: set[str] = set()
+        # The last first-run discovery; used only while no config file exists.
+        self.found: Discovery | None = None
 
     def get(self, cwd: Path) -> Config:
+        return with_discovery(self._files(cwd), self.found)
+
+    def _files(self, cwd: Path) -> Config:
         paths = [*config_paths(self._home, cwd), self.trust_store]
         signature = tuple(_signature(p) for p in paths)
         cached = self._entries.get(cwd)

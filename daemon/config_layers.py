@@ -5,6 +5,8 @@
 `protocol.trust.split` allows) and the legacy `~/.config/coding-agent/config.json`
 (the harness shape, or the flat `provider` / `model` of the Swift port), and
 adds the built-in `local` profile below them when no file declares a provider.
+With no file at all, what first-run discovery found (`discovered_layer`) lies over
+the built-in profile; a config file, once written, replaces both.
 `origin_finder` tells which file set a key, so validation can name it.
 """
 
@@ -30,6 +32,7 @@ LOCAL_ENDPOINT = "http://localhost:11434/v1/chat/completions"
 BUILTIN_PROVIDER = "local"
 BUILTIN_MODEL = "qwen2.5-coder"
 BUILTIN_ORIGIN = "built-in defaults"
+DISCOVERED_ORIGIN = "discovered on this machine"
 # Without a default_provider, the reference designs pick this one when configured.
 PREFERRED_DEFAULT = "fireworks"
 UNTRUSTED_SHOWN = 8
@@ -127,6 +130,15 @@ def builtin_layer() -> Layer:
     return Layer(
         origin=BUILTIN_ORIGIN,
         data={"providers": {BUILTIN_PROVIDER: profile}, "default_provider": BUILTIN_PROVIDER},
+    )
+
+
+def discovered_layer(profiles: Mapping[str, Mapping[str, Any]], chosen: str) -> Layer:
+    """What first-run discovery found, over the built-in profile; only ever used when
+    there is no config file at all."""
+    return Layer(
+        origin=DISCOVERED_ORIGIN,
+        data={"providers": {n: dict(p) for n, p in profiles.items()}, "default_provider": chosen},
     )
 
 

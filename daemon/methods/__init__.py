@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..rpc import MethodTable
-from . import approval_methods, context_methods, daemon_methods, provider_methods, session_methods
+from . import (
+    approval_methods,
+    context_methods,
+    daemon_methods,
+    discovery_methods,
+    memory_methods,
+    provider_methods,
+    session_methods,
+)
 
 if TYPE_CHECKING:
     from ..app import Daemon
@@ -24,7 +32,9 @@ def build_methods(daemon: Daemon) -> MethodTable:
         session_methods,
         approval_methods,
         provider_methods,
+        discovery_methods,
         context_methods,
+        memory_methods,
     ):
         area.register(table, daemon)
     return table

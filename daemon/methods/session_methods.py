@@ -23,6 +23,7 @@ from ..rpc import MethodTable
 from ..sessions import Session, new_session_id
 from ..settings import SEARCH_ENGINES
 from ..tools.seen import forget_session
+from .discovery_methods import first_run_note, refresh
 from .params import (
     env_map,
     optional_text,
@@ -88,6 +89,10 @@ def register(table: MethodTable, daemon: Daemon) -> None:
             store=daemon.store,
         )
         config = daemon.configs.get(session.cwd)
+        first_run: dict[str, Any] = {}
+        if config.discoverable:  # no config file at all: look for what is around
+            config, found = await refresh(daemon, session.cwd, session.key_env)
+            first_run = first_run_note(config, found) if session.provider is None else {}
         try:
             profile = config.profile(session.provider)
         except ConfigError as exc:
@@ -100,6 +105,11 @@ def register(table: MethodTable, daemon: Daemon) -> None:
             created_at=session.created_at,
         )
         daemon.sessions.add(session)
+        problems = daemon.configs.unreported(config)
+        if first_run.get("discovered"):
+            session.emit(EventKind.NOTICE, {"message": first_run["notice"]})
+        elif first_run:  # nothing found: the one line saying what was tried
+            problems.append(first_run["notice"])
         return {
             "session": session.id,
             "cwd": str(session.cwd),
@@ -107,7 +117,8 @@ def register(table: MethodTable, daemon: Daemon) -> None:
             "model": session.model or profile.model,
             "endpoint": profile.endpoint,
             "key_env": config.key_env_names(),
-            "config_problems": daemon.configs.unreported(config),
+            "config_problems": problems,
+            **first_run,
         }
 
     @table.register(m.SESSION_LIST)
