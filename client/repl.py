@@ -10,16 +10,19 @@ running turn (`TurnDriver.cancel`) and stays; Ctrl-D or /quit leaves,
 detaching without stopping anything. The slash commands that start a turn
 (`/summary`, `/intent`, `/<skill>`) submit it here like a typed task, so it
 streams, asks and cancels the same way. History lives in ~/.coding_agent_history.
+A session on a profile the daemon discovered (no config file) is offered once to
+be saved as ~/.coding_harness.json (`first_run`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+from prompt_toolkit import PromptSession
 from prompt_toolkit.formatted_text import AnyFormattedText
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
@@ -35,6 +38,7 @@ from . import exit_codes
 from .approval_prompt import answers, hint, question
 from .args import OneShotOptions
 from .attach import print_history
+from .first_run import offer_to_save
 from .plain_view import PlainView
 from .printer import PrintOptions, TurnPrinter
 from .repl_completer import DaemonValues, SlashCompleter
@@ -137,6 +141,7 @@ class _Repl:
         )
         self._carry = ""
         self._lost: str | None = None
+        self._terminal = terminal
 
     def _rich_view(self) -> View:
         view = rich_view(self.out, self.style)
@@ -147,6 +152,7 @@ class _Repl:
     def run(self) -> int:
         if not self.options.quiet:
             self._banner()
+        offer_to_save(self.session, self.style, self._ask_once())
         self.feed.start()
         try:
             return self._loop()
@@ -208,6 +214,17 @@ class _Repl:
             if total["total"] > shown:
                 self.style.line(f"({total['total'] - shown} earlier messages not shown)", "dim")
             print_history(read_history(self.conn, self.sid, offset=-shown), self.style, shown)
+
+    def _ask_once(self) -> Callable[[str], str] | None:
+        """A one-line question at the terminal, before the prompt opens; None without one."""
+        pt_input, pt_output = self._terminal
+        if pt_input is None and not sys.stdin.isatty():
+            return None
+
+        def ask(question: str) -> str:
+            return PromptSession[str](input=pt_input, output=pt_output).prompt(question)
+
+        return ask
 
     def _message(self) -> AnyFormattedText:
         mode = self._mode()
