@@ -5,7 +5,8 @@ is one transaction with what it describes: a step's messages go in with the
 events and usage that came with them, so a crash at any point leaves either
 the whole step or none of it. A write the disk refuses (full, say) is rolled
 back and kept for the next (`store_backlog.py`), so the daemon keeps serving.
-Opening, and a damaged file, are `store_open.py`'s; rows, `store_rows.py`'s.
+Opening, and a damaged file, are `store_open.py`'s; rows, `store_rows.py`'s;
+the project notes table, `store_notes.py`'s.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .notes_curator import Note, Redact
 from .store_backlog import Listener, StoreWriter, Write
+from .store_notes import add_notes, migrate_notes, read_notes, remove_notes
 from .store_open import open_database
 from .store_rows import (
     INSERT_USAGE,
@@ -62,6 +65,7 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._db, self.notice = open_database(path)
+        migrate_notes(self._db)
         self._writer = StoreWriter(self._db, path.parent)
 
     @property
@@ -187,6 +191,32 @@ class Store:
             " WHERE session_id = ? AND id = ?",
             (decision, storable(reason), storable(client), time.time(), session_id, request),
         )
+
+    def record_usage(self, session_id: str, usage: list[UsageRow]) -> bool:
+        """Add usage rows of a model call made outside a step (the turn-close notes)."""
+        now = time.time()
+        rows = [usage_values(session_id, row, now) for row in usage]
+        return self._writer.write(
+            Write(apply=lambda db: db.executemany(INSERT_USAGE, rows), session=session_id)
+        )
+
+    # -- project notes (store_notes.py) ------------------------------------
+    def project_notes(self, project: str) -> list[Note]:
+        """The notes kept for a project (the workspace's real path), oldest first."""
+        return read_notes(self._db, project)
+
+    def add_project_notes(
+        self, project: str, notes: list[tuple[str, str]], redact: Redact | None = None
+    ) -> bool:
+        """Keep (kind, text) notes for a project, curated: cleaned, deduplicated, capped."""
+        now = time.time()
+        return self._writer.write(
+            Write(apply=lambda db: add_notes(db, project, notes, redact, now))
+        )
+
+    def remove_project_notes(self, project: str, ids: list[int] | None) -> bool:
+        """Remove a project's notes by id; all of them with None."""
+        return self._writer.write(Write(apply=lambda db: remove_notes(db, project, ids)))
 
     def delete_sessions_before(self, cutoff: float) -> int:
         ids = [

@@ -1,7 +1,8 @@
 """What the turn queue runs: one turn from the route to the reply, or a compaction.
 
 `drive_turn` wires the turn's parts (plan keeper, tools, model, compactor,
-loop), builds the system prompt, publishes the route and sends the request
+loop), builds the system prompt (with the project's notes, read once per
+session: see `project_notes`), publishes the route and sends the request
 down it: the general route is one call without tools, the others the tool
 loop. `compact_session` replaces a session's history with a resume brief
 between turns, for `session.compact`.
@@ -10,15 +11,18 @@ between turns, for `session.compact`.
 from __future__ import annotations
 
 import asyncio
+import logging
+import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from coding_harness.protocol.methods import EventKind
 
 from .agent.loop import AgentLoop, LoopResult
-from .agent.prompts import GENERAL_PROMPT
+from .agent.prompts import GENERAL_PROMPT, with_notes
 from .config import Config, ProviderProfile, home_dir
 from .intent import Ask, model_asker
+from .notes_curator import prompt_lines
 from .plan_book import PlanBook, PlanKeeper
 from .providers.pool import ProviderPool
 from .recorder import StepRecorder
@@ -42,6 +46,8 @@ from .turn_setup import (
     usage_counter,
 )
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(kw_only=True, slots=True)
 class TurnDeps:
@@ -50,6 +56,14 @@ class TurnDeps:
     pool: ProviderPool
     build_tools: Callable[[ToolContext], ToolExecutor]
     plans: PlanBook
+    # Each session's notes section, as read at its first turn: session id -> (project, lines).
+    notes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+
+    def forget_notes(self, project: str) -> None:
+        """The project's notes changed: its sessions read them again at their next turn."""
+        for session_id, (kept_for, _) in list(self.notes.items()):
+            if kept_for == project:
+                del self.notes[session_id]
 
 
 @dataclass(kw_only=True, slots=True)
@@ -60,6 +74,7 @@ class TurnState:
     recorder: StepRecorder
     outcome: TurnOutcome
     usage: Usage
+    route: str = ""  # the route the turn took, once decided
 
 
 @dataclass(kw_only=True, slots=True)
@@ -82,10 +97,12 @@ async def drive_turn(
     parts = _assemble(deps, session, request, profile, config, turn)
     working, events = turn.working, turn.recorder
     plan = parts.plans.current()
-    working[0]["content"] = await asyncio.to_thread(turn_system_prompt, session.cwd, config, plan)
+    prompt = await asyncio.to_thread(turn_system_prompt, session.cwd, config, plan)
+    working[0]["content"] = with_notes(prompt, project_notes(deps, session))
     decision = await decide_route(
         request.text, request.kind, config.agent.classify, parts.ask, events
     )
+    turn.route = decision.route
     text = request_text(request.text, request.kind, home=home_dir(), cwd=session.cwd)
     search = parts.search
     leak = parts.secrets.leak_in(text) if search is not None else None
@@ -99,6 +116,24 @@ async def drive_turn(
     if decision.route == "general":
         return await answer_general(parts.loop, working)
     return await parts.loop.run(working)
+
+
+def project_notes(deps: TurnDeps, session: Session) -> list[str]:
+    """The notes section's lines for the session's system prompt: the project's notes
+    as they were at the session's first turn (so the prompt stays the same from turn
+    to turn), until someone changes them (`memory.set`)."""
+    kept = deps.notes.get(session.id)
+    if kept is not None:
+        return kept[1]
+    project = str(session.cwd)
+    try:
+        notes = session.store.project_notes(project) if session.store is not None else []
+    except sqlite3.Error as exc:
+        log.warning("the project's notes could not be read (%s)", exc)
+        notes = []
+    lines = prompt_lines(notes)
+    deps.notes[session.id] = (project, lines)
+    return lines
 
 
 def _assemble(

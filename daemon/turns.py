@@ -9,7 +9,9 @@ ends with `turn.finished` carrying the exit code, whatever fails on the way
 event naming the cause), and the session is idle again. Cancellation and
 errors leave a history with no unanswered tool call, whose notes say what an
 interrupted edit left on disk. A `session.compact` waits in the same queue,
-so it never races a turn.
+so it never races a turn. After a tool-loop turn that ended normally, the
+turn-close notes call (`turn_notes.py`) runs in the background: the turn has
+already finished, and the next one does not wait for it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 from coding_harness.protocol.methods import EventKind
 
 from .agent.loop import LoopResult
-from .config import ConfigCache, ConfigError, ProviderProfile
+from .config import Config, ConfigCache, ConfigError, ProviderProfile
 from .cost import cost_usd
 from .interrupted import recover_writes
 from .plan_book import PlanBook
@@ -40,6 +42,7 @@ from .sessions import Session
 from .submit_options import turn_kind
 from .tools.context import ToolContext, TurnOutcome
 from .turn_flow import TurnDeps, TurnState, compact_session, drive_turn
+from .turn_notes import NotesJob, NoteTakers, wants_notes
 from .turn_setup import TurnRequest
 
 log = logging.getLogger(__name__)
@@ -69,6 +72,7 @@ class TurnRunner:
         self._deps = TurnDeps(pool=pool, build_tools=build_tools, plans=self.plans)
         self._lanes: dict[str, _Lane] = {}
         self._closing = False
+        self.note_takers = NoteTakers(pool)
 
     def submit(
         self,
@@ -132,6 +136,11 @@ class TurnRunner:
             await asyncio.wait(self._currents(), timeout=5)
         for lane in self._lanes.values():
             lane.worker.cancel()
+        self.note_takers.cancel()
+
+    def forget_notes(self, project: str) -> None:
+        """A project's notes changed: its sessions put them in their next prompt afresh."""
+        self._deps.forget_notes(project)
 
     def _currents(self) -> list[asyncio.Task[None]]:
         return [
@@ -200,17 +209,18 @@ class TurnRunner:
             *session.history,
             {"role": "user", "content": request.text},
         ]
+        first = len(working) - 1  # this turn's first message
         recorder = StepRecorder(session, working, request.id)
         outcome = TurnOutcome()
-        turn_usage = Usage()
+        turn = TurnState(working=working, recorder=recorder, outcome=outcome, usage=Usage())
         reply, exit_code = "", EXIT_MODEL_ERROR
         profile: ProviderProfile | None = None
+        config: Config | None = None
         try:
             if session.store is not None:
                 session.store.turn_started(session.id, request.id, request.text)
             recorder.save()
             profile = self._profile(session)
-            turn = TurnState(working=working, recorder=recorder, outcome=outcome, usage=turn_usage)
             config = self._configs.get(session.cwd)
             result = await drive_turn(self._deps, session, request, profile, config, turn)
             reply, exit_code = result.reply, _exit_code(result, outcome)
@@ -229,19 +239,20 @@ class TurnRunner:
         finally:
             session.history = working[1:]
             session.state = "idle"
-            turn_cost = cost_usd(turn_usage, profile) if profile else None
-            session.emit(
-                EventKind.TURN_FINISHED,
-                {
-                    "turn": request.id,
-                    "exit_code": exit_code,
-                    "reply": reply,
-                    "usage": turn_usage.to_wire(),
-                    "cost_usd": turn_cost,
-                    "files_changed": list(outcome.files_changed),
-                },
-            )
+            _finish(session, request.id, exit_code, reply, turn, profile)
             _save_finish(session, recorder, request.id, exit_code)
+        if profile and config and wants_notes(session, config, turn.route, exit_code, profile):
+            messages = [dict(m) for m in (working[first:] or working[1:])]
+            self.note_takers.start(
+                NotesJob(
+                    session=session,
+                    profile=profile,
+                    config=config,
+                    turn=request.id,
+                    messages=messages,
+                    turn_usage=dataclasses.replace(turn.usage),
+                )
+            )
 
     def _profile(self, session: Session) -> ProviderProfile:
         config = self._configs.get(session.cwd)
@@ -252,6 +263,28 @@ class TurnRunner:
 # Stops that mean the model did not get the task done (exit 1), unless an
 # edit's own outcome (a failed check, a rejection) says more.
 _FAILED_STOPS = frozenset({"repetition", "no_progress", "budget", "spend_limit"})
+
+
+def _finish(
+    session: Session,
+    turn_id: str,
+    exit_code: int,
+    reply: str,
+    turn: TurnState,
+    profile: ProviderProfile | None,
+) -> None:
+    """Tell everyone the turn is over: `turn.finished` with its reply, usage and changes."""
+    session.emit(
+        EventKind.TURN_FINISHED,
+        {
+            "turn": turn_id,
+            "exit_code": exit_code,
+            "reply": reply,
+            "usage": turn.usage.to_wire(),
+            "cost_usd": cost_usd(turn.usage, profile) if profile else None,
+            "files_changed": list(turn.outcome.files_changed),
+        },
+    )
 
 
 def _without_secrets(session: Session, profile: ProviderProfile | None, text: str) -> str:

@@ -2,8 +2,10 @@
 
 A profile names where requests go (`endpoint`), how they are asked (`type`),
 which environment variable holds the key (`api_key_env`), the model, the
-generation parameters sent with every request, the pricing and the retry
-policy. Validation raises `ConfigError` with the file and key of the bad
+generation parameters sent with every request, the pricing, the retry
+policy, and the turn-close notes (`notes`: off with false; `json_schema`:
+whether the server is asked for JSON through `response_format`, by default
+for type openai only). Validation raises `ConfigError` with the file and key of the bad
 value; `origin_of(key path)` tells which file set it. Generation keys that
 are not sampling parameters (see `generation.py`) are dropped with a problem
 naming each key and its file.
@@ -86,6 +88,8 @@ class ProviderProfile:
     pricing: Mapping[str, float] | None = None
     retry: RetrySettings = RetrySettings()
     timeouts: StallLimits = StallLimits()
+    notes: bool = True  # a short call after each coding turn keeps project notes
+    json_schema: bool = True  # the notes call asks with response_format json_schema
 
 
 def bad(origin_of: OriginOf, path: KeyPath, what: str) -> ConfigError:
@@ -138,7 +142,18 @@ def parse_profile(
         timeouts=parse_limits(
             raw.get("timeouts"), origin_of, (*at, "timeouts"), default_limits(kind, endpoint)
         ),
+        notes=_flag(raw, "notes", True, origin_of, at),
+        json_schema=_flag(raw, "json_schema", kind == "openai", origin_of, at),
     )
+
+
+def _flag(
+    raw: Mapping[str, Any], key: str, default: bool, origin_of: OriginOf, at: KeyPath
+) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise bad(origin_of, (*at, key), "must be true or false")
+    return value
 
 
 def _generation(

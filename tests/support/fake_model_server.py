@@ -10,7 +10,10 @@ part-way: the first chunks of a `Reply`, then an `event: error`, an `{"error":
 ...}` chunk, or a dropped connection. Anything else with a `perform(handler,
 released)` method acts for itself (tests/support/model_faults.py: a server that
 stalls, a huge body); `released` is set when the server stops, so nothing it
-holds outlives the test. Every request body is recorded.
+holds outlives the test. Every request body is recorded. The daemon's
+turn-close notes call is answered from `notes_script` (with no notes when it
+is empty) and recorded in `notes_requests`, apart from the agent's calls
+(tests/support/notes_requests.py).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
+
+from tests.support.notes_requests import is_notes_request
 
 
 @dataclass
@@ -58,6 +63,8 @@ class Act(Protocol):
 
 
 Scripted = Reply | Fault | Act
+# The answer to a notes call nobody scripted: no notes, no tokens.
+NO_NOTES = Reply(content="", prompt_tokens=0, completion_tokens=0)
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -82,6 +89,8 @@ class FakeModelServer:
     ) -> None:
         self.script: list[Scripted] = list(script or [])
         self.requests: list[dict[str, Any]] = []
+        self.notes_script: list[Scripted] = []
+        self.notes_requests: list[dict[str, Any]] = []
         self.connections = 0
         self.released = threading.Event()
         self._lock = threading.Lock()
@@ -125,6 +134,9 @@ class FakeModelServer:
 
     def _next(self, payload: dict[str, Any]) -> Scripted:
         with self._lock:
+            if is_notes_request(payload):
+                self.notes_requests.append(payload)
+                return self.notes_script.pop(0) if self.notes_script else NO_NOTES
             self.requests.append(payload)
             if not self.script:
                 return Fault(500, '{"error": {"message": "fake server: script exhausted"}}')

@@ -24,19 +24,20 @@ from coding_harness.daemon.sessions import Session
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.turns import TurnRunner
 from coding_harness.protocol import errors
+from tests.support.notes_requests import NotesApart
 from tests.unit.test_agent_loop import ScriptedModel
 
 
 class FakePool:
-    """Stands in for `ProviderPool`: every profile gets the one scripted model."""
+    """Stands in for `ProviderPool`: every profile gets the one scripted model, except
+    that the turn-close notes call is answered apart (`notes`, tests/support)."""
 
     def __init__(self, model: ScriptedModel) -> None:
         self.model = model
+        self.notes = NotesApart(model)
 
-    def model_for(
-        self, profile: Any, api_key: str | None, recorder: object = None
-    ) -> ScriptedModel:
-        return self.model
+    def model_for(self, profile: Any, api_key: str | None, recorder: object = None) -> NotesApart:
+        return self.notes
 
 
 def say(text: str) -> ModelReply:
