@@ -4,8 +4,9 @@
 daemon knows (`skills.list`, shown as `/<name>` with their description);
 `/provider ` completes provider names, `/model ` model ids (both from
 `provider.list`, asked again at most every few seconds), `/search ` the
-search engines, `/save ` and `/load ` paths. A daemon without `skills.list`
-answers -32601: skills are then simply not offered, and not asked again.
+search engines, `/memory ` its verbs, `/save ` and `/load ` paths. A daemon
+without `skills.list` answers -32601: skills are then simply not offered, and
+not asked again.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable
 
 SEARCH_ENGINES = ("brave", "exa", "duckduckgo", "off")
+MEMORY_VERBS = ("add", "clear", "rm")
 PATH_COMMANDS = ("/save", "/load")
 REFRESH_SECONDS = 5.0
 
@@ -106,6 +108,8 @@ class SlashCompleter(Completer):
     def _arguments(self, command: str) -> list[str]:
         if command == "/search":
             return list(SEARCH_ENGINES)
+        if command == "/memory":
+            return list(MEMORY_VERBS)
         if self.values is None:
             return []
         if command == "/provider":

@@ -20,6 +20,7 @@ from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
 
 from .attach import print_history
+from .memory_command import MemoryCommand
 from .sanitize import one_line, visible
 from .slash_files import BadFile, load_messages, save_messages, shown, user_path
 from .style import Style
@@ -172,6 +173,10 @@ class SlashCommands(_AgentCommands):
             "/summary": ("the agent reads the source files and summarises them", self._summary),
             "/skills": ("the skills that /<name> [task] loads", self._skills),
             "/plan": ("the session's plan, each step checked against the files", self._plan),
+            "/memory": (
+                "/memory [rm N|clear|add TEXT]: the project's notes from earlier turns",
+                MemoryCommand(conn, session, style),
+            ),
             "/intent": (
                 "/intent general|coding|hybrid TEXT: send TEXT down that route",
                 self._intent,
