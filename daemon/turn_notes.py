@@ -28,7 +28,6 @@ from coding_harness.protocol.methods import EventKind
 from .agent.prompts import NOTES_PROMPT
 from .config import Config, ProviderProfile
 from .cost import add_cost, cost_usd
-from .debug_log import DEBUG_SWITCHES
 from .notes_parse import NOTES_SCHEMA, TurnNotes, parse_notes
 from .providers.errors import ModelBadRequest
 from .providers.generation import request_payload
@@ -163,13 +162,10 @@ def _asker(job: NotesJob, pool: ProviderPool) -> Ask:
 
 def _whole_answer_model(job: NotesJob, pool: ProviderPool) -> Model:
     """The profile's model asked for the whole answer at once (no stream, no retries:
-    a failed notes call is simply no notes); recorded while `--debug` is on."""
-    session, profile = job.session, job.profile
-    key = api_key(session, profile)
-    recorder = None
-    if DEBUG_SWITCHES.is_on(session.id):
-        recorder = DEBUG_SWITCHES.recorder(session.id, session_secrets(session, job.config), key)
-    return pool.model_for(dataclasses.replace(profile, type="mlx"), key, recorder=recorder)
+    a failed notes call is simply no notes). The `--debug` log keeps the turn's own
+    exchanges only: the notes call comes after the run it records has ended."""
+    key = api_key(job.session, job.profile)
+    return pool.model_for(dataclasses.replace(job.profile, type="mlx"), key)
 
 
 async def _ask_for_notes(
