@@ -9,6 +9,13 @@ A key set to anything but true or false is skipped here (the daemon reports
 it as a config problem when the session starts), and so is a file that cannot
 be read. The flags only turn these on: a key set to true cannot be undone
 from the command line, and `NO_COLOR` turns colors off whatever `plain` says.
+
+The same files give the API key variables (`api_key_env`) the profiles
+of the user's own files name (the global and legacy files, never the
+project's: a repository must not choose which of the user's variables are
+sent) and the web search keys (`key_names`), so a new session gets their
+values in its first request (`session_setup.py`); whatever else the daemon
+names comes with the submit.
 """
 
 from __future__ import annotations
@@ -16,9 +23,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from coding_harness.protocol.config_files import (
+    SEARCH_KEY_VARIABLES,
     global_config,
     legacy_config,
     parse_json,
+    profile_key_names,
     project_config,
 )
 
@@ -31,14 +40,12 @@ _READ_LIMIT = 1024 * 1024
 
 def output_defaults(home: Path, cwd: Path) -> dict[str, bool]:
     """The values of `quiet`, `plain` and `debug` the config files set."""
-    found: dict[str, bool] = {}
-    for path in (global_config(home), project_config(cwd), legacy_config(home)):
-        data = _read(path)
-        for key in KEYS:
-            value = data.get(key)
-            if isinstance(value, bool):
-                found[key] = value
-    return found
+    return _scan(home, cwd)[0]
+
+
+def key_names(home: Path, cwd: Path) -> list[str]:
+    """The key variables the user's own config files name, and the search keys."""
+    return _scan(home, cwd)[1]
 
 
 def apply_defaults(options: OneShotOptions, home: Path, cwd: Path) -> None:
@@ -46,6 +53,22 @@ def apply_defaults(options: OneShotOptions, home: Path, cwd: Path) -> None:
     for key, value in output_defaults(home, cwd).items():
         if value:
             setattr(options, key, True)
+
+
+def _scan(home: Path, cwd: Path) -> tuple[dict[str, bool], list[str]]:
+    found: dict[str, bool] = {}
+    names: dict[str, None] = {}  # ordered, without repeats
+    files = ((global_config(home), True), (project_config(cwd), False), (legacy_config(home), True))
+    for path, users_own in files:
+        data = _read(path)
+        for key in KEYS:
+            value = data.get(key)
+            if isinstance(value, bool):
+                found[key] = value
+        if users_own:
+            names.update(dict.fromkeys(profile_key_names(data)))
+    names.update(dict.fromkeys(SEARCH_KEY_VARIABLES))
+    return found, list(names)
 
 
 def _read(path: Path) -> dict[str, object]:

@@ -5,6 +5,8 @@ result object on standard output, also when it could not start (daemon
 unreachable: exit 4; refused arguments: 5; Ctrl-C: 130). A connection that
 drops mid-turn (the client was stopped and fell behind, the daemon
 restarted) is opened again and the missed events replayed (`TurnDriver`).
+The session is created or joined by `initialize` itself (`start_session`): one
+round trip before the submit.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from . import exit_codes
 from .args import OneShotOptions
 from .failures import rpc_exit_code
 from .printer import PrintOptions, TurnPrinter, result_object
-from .session_setup import key_env, open_session, reach_daemon
+from .session_setup import key_env, reach_daemon, start_session
 from .style import Style, color_wanted
 from .turn_driver import TurnDriver
 from .views import oneshot_view
@@ -55,8 +57,7 @@ def _failed(options: OneShotOptions, code: int, session: str | None = None) -> i
 
 
 def _run(conn: Connection, options: OneShotOptions, prompt: str, style: Style) -> int:
-    info = conn.initialize("harness", __version__, notices=True)
-    session = open_session(conn, options, info, style)
+    session = start_session(conn, options, ("harness", __version__), style)
     view = oneshot_view(options, style, sys.stdout)
     printer = TurnPrinter(
         view,

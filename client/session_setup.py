@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from coding_harness.protocol import methods, paths
+from coding_harness.protocol import errors, methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable
 
 from .args import OneShotOptions
@@ -56,31 +56,86 @@ def _join(
 def open_session(
     conn: Connection, options: OneShotOptions, info: dict[str, Any], style: Style
 ) -> dict[str, Any]:
-    """Join `--session`, or create a session for the workspace; print the route line."""
-    warn_version_skew(info, style)
-    if info.get("notice"):
-        style.line(f"harnessd: {info['notice']}", "yellow")
+    """Join `--session`, or create a session for the workspace; print the route line.
+    For a connection already initialized (`info`); `start_session` does both at once."""
+    _announce(info, style)
     if options.session:
         return _join(conn, options, info, style)
-    cwd = Path(options.cwd or Path.cwd()).expanduser().resolve()
     session: dict[str, Any] = conn.request(
-        methods.SESSION_CREATE,
-        {
-            "cwd": str(cwd),
-            "provider": options.provider or os.environ.get("CODING_AGENT_PROVIDER") or None,
-            "model": options.model or os.environ.get("CODING_AGENT_MODEL") or None,
-            "env": key_env(info.get("key_env") or []),
-        },
+        methods.SESSION_CREATE, _create_params(options, info.get("key_env") or [])
     )
     attached = conn.request(methods.SESSION_ATTACH, {"session": session["session"]})
     session["last_seq"] = attached.get("last_seq", 0)  # where a reconnection replays from
+    _created(conn, options, session, style)
+    return session
+
+
+def start_session(
+    conn: Connection, options: OneShotOptions, client: tuple[str, str], style: Style
+) -> dict[str, Any]:
+    """`initialize` with the session to create or join in the same request: one round
+    trip where `open_session` takes three. Joining with --provider or --model (a switch
+    before the attach), and a daemon that refuses the combined form's params (an older
+    one, or a bad cwd or provider, which the separate requests then report as before),
+    take the separate requests."""
+    name, version = client
+    if options.session and (options.provider or options.model):
+        return open_session(conn, options, conn.initialize(name, version, notices=True), style)
+    spec = (
+        {"id": options.session} if options.session else _create_params(options, _own_keys(options))
+    )
+    try:
+        info = conn.initialize(name, version, notices=True, session=spec)
+    except errors.InvalidParams:
+        return open_session(conn, options, conn.initialize(name, version, notices=True), style)
+    _announce(info, style)
+    session: dict[str, Any] = info["session"]
+    if options.session:
+        session["key_env"] = info.get("key_env") or []
+        if options.debug:
+            switch_debug(conn, str(options.session), True, style)
+    else:
+        _created(conn, options, session, style)
+    return session
+
+
+def _announce(info: dict[str, Any], style: Style) -> None:
+    """What `initialize` has to say: a version skew, the daemon's one-time notice."""
+    warn_version_skew(info, style)
+    if info.get("notice"):
+        style.line(f"harnessd: {info['notice']}", "yellow")
+
+
+def _create_params(options: OneShotOptions, names: list[str]) -> dict[str, Any]:
+    """session.create's params: the workspace, the overrides, the keys `names` name."""
+    cwd = Path(options.cwd or Path.cwd()).expanduser().resolve()
+    return {
+        "cwd": str(cwd),
+        "provider": options.provider or os.environ.get("CODING_AGENT_PROVIDER") or None,
+        "model": options.model or os.environ.get("CODING_AGENT_MODEL") or None,
+        "env": key_env(names),
+    }
+
+
+def _own_keys(options: OneShotOptions) -> list[str]:
+    """The key variables this user's own config files name, and the search keys."""
+    from coding_harness.protocol.paths import home_dir
+
+    from .config_defaults import key_names
+
+    return key_names(home_dir(), Path(options.cwd or Path.cwd()))
+
+
+def _created(
+    conn: Connection, options: OneShotOptions, session: dict[str, Any], style: Style
+) -> None:
+    """After a create: config problems, the route line, `--debug`."""
     for problem in session.get("config_problems") or []:
         style.line(f"config: {problem}", "yellow")
     if not options.quiet and options.output_format == "text":
         style.line(f"{session['provider']} · {session['model']} · {session['cwd']}", "dim")
     if options.debug:
         switch_debug(conn, str(session["session"]), True, style)
-    return session
 
 
 def switch_debug(conn: Connection, session: str, on: bool | None, style: Style) -> str | None:

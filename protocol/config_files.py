@@ -15,6 +15,9 @@ from typing import Any
 GLOBAL_CONFIG_NAME = ".coding_harness.json"
 PROJECT_CONFIG_NAME = ".local_coding_harness.json"
 LEGACY_CONFIG_PATH = Path(".config") / "coding-agent" / "config.json"
+# The web search keys the daemon reads (its `tools/search.py`), named here too so a
+# client can send their values before it has asked the daemon anything.
+SEARCH_KEY_VARIABLES = ("BRAVE_SEARCH_API_KEY", "EXA_API_KEY", "EXA_SEARCH_API_KEY")
 
 
 class NestedTooDeeply(ValueError):
@@ -28,6 +31,20 @@ def parse_json(text: str | bytes) -> Any:
         return json.loads(text)
     except RecursionError:
         raise NestedTooDeeply("nested too deeply to read") from None
+
+
+def profile_key_names(data: Mapping[str, Any]) -> list[str]:
+    """The `api_key_env` variables the profiles of one config file's data name."""
+    providers = data.get("providers")
+    if not isinstance(providers, Mapping):
+        return []
+    return [
+        profile["api_key_env"]
+        for profile in providers.values()
+        if isinstance(profile, Mapping)
+        and isinstance(profile.get("api_key_env"), str)
+        and profile["api_key_env"].isidentifier()
+    ]
 
 
 def global_config(home: Path) -> Path:

@@ -15,6 +15,10 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 APP = "coding-harness"
 SOCKET_NAME = "harnessd.sock"
@@ -27,8 +31,8 @@ class UnsafePathError(Exception):
     """A socket or state path that cannot be used safely, or at all."""
 
 
-def socket_path(env: dict[str, str] | None = None) -> Path:
-    env = dict(os.environ) if env is None else env
+def socket_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
     explicit = env.get("CODING_HARNESS_SOCKET")
     if explicit:
         return Path(explicit)
@@ -38,18 +42,17 @@ def socket_path(env: dict[str, str] | None = None) -> Path:
     return Path(f"/tmp/{APP}-{os.getuid()}") / SOCKET_NAME
 
 
-def state_dir(env: dict[str, str] | None = None) -> Path:
-    env = dict(os.environ) if env is None else env
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
     base = Path(env.get("XDG_STATE_HOME") or "")
     if not base.is_absolute():
         base = home_dir(env) / ".local" / "state"
     return base / APP
 
 
-def home_dir(env: dict[str, str] | None = None) -> Path:
+def home_dir(env: Mapping[str, str] | None = None) -> Path:
     """$HOME when it is an absolute path, else the account's home folder."""
-    env = dict(os.environ) if env is None else env
-    home = Path(env.get("HOME") or "")
+    home = Path((os.environ if env is None else env).get("HOME") or "")
     if home.is_absolute():
         return home
     import pwd  # only for an unusual environment

@@ -1,4 +1,10 @@
-"""`initialize` and the `daemon.*` methods."""
+"""`initialize` and the `daemon.*` methods.
+
+`initialize` may carry a `session` to create or join in the same request
+(`session_open.py`); when that part fails, the error is session.create's or
+session.attach's and the connection stays uninitialized, so a client may
+initialize again (or fall back to the separate requests).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from ..connection import Connection
 from ..rpc import MethodTable
 from .params import refuse_tool_children
 from .session_methods import session_of
+from .session_open import SessionOpener
 
 if TYPE_CHECKING:
     from ..app import Daemon
@@ -29,9 +36,15 @@ def _supported(protocol: Any) -> bool:
 
 
 def register(table: MethodTable, daemon: Daemon) -> None:
+    opener = SessionOpener(daemon)
+
     @table.register(m.INITIALIZE)
     async def initialize(
-        conn: Connection, protocol: Any, client: Any = None, capabilities: Any = None
+        conn: Connection,
+        protocol: Any,
+        client: Any = None,
+        capabilities: Any = None,
+        session: Any = None,
     ) -> dict[str, Any]:
         if conn.initialized:
             raise errors.AlreadyInitialized()
@@ -44,16 +57,26 @@ def register(table: MethodTable, daemon: Daemon) -> None:
         if isinstance(client, dict):
             conn.client_name = str(client.get("name", "unknown"))[:64]
         conn.can_approve = bool(isinstance(capabilities, dict) and capabilities.get("approvals"))
+        opened = None
+        if session is not None:
+            try:
+                opened = await opener.open(conn, session)
+            except BaseException:
+                conn.initialized = False
+                raise
         notice = None
         if isinstance(capabilities, dict) and capabilities.get("notices"):
             notice, daemon.store.notice = daemon.store.notice, None  # to one client, once
-        return {
+        result = {
             "notice": notice,
             "daemon": {"name": "harnessd", "version": __version__, "pid": os.getpid()},
             "protocol": PROTOCOL_VERSION,
             "client_id": conn.id,
             "key_env": daemon.configs.get(daemon.home).key_env_names(),
         }
+        if opened is not None:
+            result["session"] = opened
+        return result
 
     @table.register(m.DAEMON_STATUS)
     async def daemon_status(conn: Connection) -> dict[str, Any]:
