@@ -65,14 +65,18 @@ def main(argv: list[str]) -> int:
 def run_checks(env: dict[str, str], *, home: Path, cwd: Path) -> list[Finding]:
     config_findings, merged = check_configs(home, cwd, env)
     profiles = usable_profiles(merged)
+    daemon_findings = check_daemon(env)
+    discovered, chosen = check_discovery(env)
+    # Without a config file a discovered profile replaces the built-in one: not checked.
+    builtin_replaced = chosen is not None and all(p.get("builtin") for p in profiles.values())
     return [
         *check_socket(env),
         *config_findings,
         *check_keys(profiles, default_provider(merged, profiles), env),
-        *check_endpoints(profiles, env),
+        *([] if builtin_replaced else check_endpoints(profiles, env)),
         *check_service(env),
-        *check_daemon(env),
-        *check_discovery(env),
+        *daemon_findings,
+        *discovered,
     ]
 
 

@@ -95,7 +95,10 @@ def check_configs(
         merged = deep_merge(merged, data)
     if not any(file.path.exists() for file in config_files(home, cwd)):
         findings.append(
-            info(f"no config files: the built-in local profile is used ({global_config(home)})")
+            info(
+                "no config files: the daemon uses a model server or key it finds, else the "
+                f"built-in local profile ({global_config(home)})"
+            )
         )
     return findings, merged
 

@@ -21,7 +21,9 @@ MODELS_SHOWN = 5
 DISCOVER_TIMEOUT = 10.0
 
 
-def check_discovery(env: Mapping[str, str]) -> list[Finding]:
+def check_discovery(env: Mapping[str, str]) -> tuple[list[Finding], str | None]:
+    """The findings, and the profile a session without a config file uses (None when
+    there is a config file, nothing was found or the daemon could not be asked)."""
     socket_path = paths.socket_path(dict(env))
     try:
         with connect(socket_path, timeout=2.0) as conn:
@@ -31,8 +33,11 @@ def check_discovery(env: Mapping[str, str]) -> list[Finding]:
             found = conn.request(methods.PROVIDER_DISCOVER, {"env": sent}, DISCOVER_TIMEOUT)
     except (DaemonUnreachable, errors.RpcError) as exc:
         text = exc.message if isinstance(exc, errors.RpcError) else str(exc)
-        return [info(f"cannot ask the daemon which model servers and keys are around: {text}")]
-    return discovery_findings(found)
+        return [
+            info(f"cannot ask the daemon which model servers and keys are around: {text}")
+        ], None
+    chosen = found.get("chosen")
+    return discovery_findings(found), chosen if isinstance(chosen, str) else None
 
 
 def _models(models: list[Any]) -> str:

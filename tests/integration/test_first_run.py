@@ -199,6 +199,7 @@ def test_doctor_lists_what_the_daemon_found(
     )
     assert "found GROQ_API_KEY set (profile groq" in result.stdout
     assert "sessions use vllm" in result.stdout
+    assert "provider local: cannot reach" not in result.stdout  # replaced, so not checked
     assert "\ng\n" not in result.stdout
 
 
