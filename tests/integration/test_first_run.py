@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -209,3 +210,23 @@ def test_doctor_says_when_the_daemon_cannot_be_asked(
     result = run_command("harness", ["doctor"], env=clean_env, cwd=sandbox.workspace)
     assert "cannot ask the daemon which model servers and keys are around" in result.stdout
     assert not Path(sandbox.socket).exists()  # doctor starts no daemon
+
+
+def test_oneshot_finding_nothing_names_what_was_tried_then_fails_as_before(
+    sandbox: Sandbox, clean_env: dict[str, str], hostile: tuple
+) -> None:
+    silent, garbage, _ = hostile
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 11434)) == 0:
+            pytest.skip("a server listens on 11434, where the built-in profile points")
+    process = _daemon(sandbox, probe_ports(hangs=silent.port, garbage=garbage.port))
+    try:
+        result = run_command("harness", ["-p", "say hello"], env=clean_env, cwd=sandbox.workspace)
+    finally:
+        _stop(process)
+    assert result.returncode == 1 and result.stdout == ""
+    [tried] = [line for line in result.stderr.splitlines() if "nothing found" in line]
+    assert f"{silent.port} (hangs), {garbage.port} (garbage)" in tried
+    assert "~/.coding_harness.json" in tried
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert "no model server answers at http://localhost:11434/v1/chat/completions" in error
