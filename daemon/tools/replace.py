@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.tools.edits import EditPlan, make_plan, submit_edit
+from coding_harness.daemon.tools.edit_plan import EditPlan, make_plan
+from coding_harness.daemon.tools.edits import submit_edit
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.workspace import Workspace
 from coding_harness.daemon.tools.writes import read_current

@@ -13,9 +13,9 @@ Every branch ends in a sentence that tells the model where things stand.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from coding_harness.daemon.tools.context import ToolContext
+from coding_harness.daemon.tools.edit_plan import EditPlan
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.journal import journaled
 from coding_harness.daemon.tools.seen import seen_texts
@@ -25,9 +25,6 @@ from coding_harness.daemon.tools.writes import (
     temp_path,
     write_atomically,
 )
-
-if TYPE_CHECKING:
-    from coding_harness.daemon.tools.edits import EditPlan
 
 # The approval answer that applies an edit and reverts it if make check then fails.
 REVERT = "revert"
