@@ -11,15 +11,28 @@ from __future__ import annotations
 import asyncio
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from coding_harness.protocol import errors
 from coding_harness.protocol.methods import DECISIONS, EventKind
 
-from .seams import ApprovalDecision, ApprovalRequest
+from .events import Event
+from .seams import ApprovalDecision, ApprovalRequest, JSONObject
 
 if TYPE_CHECKING:
-    from .sessions import Session
+    from .store import Store
+
+
+class ApprovalHost(Protocol):
+    """What the approvals of a session need of it (a `Session` is one)."""
+
+    id: str
+    state: str
+    store: Store | None
+
+    def emit(self, kind: str, data: JSONObject) -> Event: ...
+
+    def flush_events(self) -> None: ...
 
 
 @dataclass(kw_only=True, slots=True)
@@ -32,7 +45,7 @@ class _Pending:
 class PendingApprovals:
     """Implements the `Approver` seam for one session."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: ApprovalHost) -> None:
         self._session = session
         self._pending: dict[str, _Pending] = {}
         self._resolved_by: dict[str, str] = {}

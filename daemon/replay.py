@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .connection import Connection
-from .sessions import Event, Session
+from .events import Event
+from .sessions import Session
 
 PAGE_EVENTS = 500
 

@@ -17,9 +17,10 @@ from pathlib import Path
 
 from coding_harness.protocol.methods import EventKind
 
+from .events import Event
 from .interrupted import recover_writes
 from .seams import Usage
-from .sessions import Event, Session, SessionTable
+from .sessions import Session, SessionTable
 from .store import Store, StoredSession
 
 log = logging.getLogger(__name__)

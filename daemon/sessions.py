@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coding_harness.protocol import methods
 from coding_harness.protocol.methods import EventKind
 
 from .approvals import PendingApprovals
 from .connection import Connection
+from .events import Event, PendingEvent
 from .outgoing import (
     DELTA_KINDS,
     DELTA_PIECE_CHARS,
@@ -43,29 +43,6 @@ if TYPE_CHECKING:
 
 # Deltas are many and small; memory keeps this many events per session.
 EVENT_LOG_LIMIT = 50_000
-
-PendingEvent = tuple[int, str, JSONObject, float]
-
-
-@dataclass(kw_only=True, slots=True)
-class Event:
-    seq: int
-    kind: str
-    data: JSONObject
-    at: float = 0.0
-
-    def notification(self, session_id: str) -> JSONObject:
-        return {
-            "jsonrpc": "2.0",
-            "method": methods.EVENT,
-            "params": {
-                "session": session_id,
-                "seq": self.seq,
-                "kind": self.kind,
-                "data": self.data,
-                "at": self.at,
-            },
-        }
 
 
 @dataclass(kw_only=True, slots=True)
