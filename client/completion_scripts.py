@@ -8,13 +8,22 @@ when Tab is pressed.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .args import DAEMON_ACTIONS, SHELLS, SUBCOMMANDS
 
-if TYPE_CHECKING:
-    from .completions import Flag
+
+class Flag:
+    """One option of the parser: its spellings, help, and whether it takes a value."""
+
+    def __init__(self, action: argparse.Action) -> None:
+        self.names = list(action.option_strings)
+        self.help = " ".join(str(action.help or "").split())
+        self.dest = action.dest
+        self.takes_value = action.nargs != 0
+        self.choices = [str(c) for c in action.choices or []]
+
 
 SUMMARIES = {
     "sessions": "list sessions",

@@ -10,7 +10,6 @@ provider names from the config files. An unknown shell exits 5.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,21 +23,11 @@ from coding_harness.protocol.config_files import (
 
 from . import exit_codes
 from .args import SHELLS, build_parser
+from .completion_scripts import Flag, script
 
 USAGE = "usage: harness completions bash|zsh|fish"
 VALUE_KINDS = ("provider", "model", "session")
 BUILT_IN_PROVIDER = "local"
-
-
-class Flag:
-    """One option of the parser: its spellings, help, and whether it takes a value."""
-
-    def __init__(self, action: argparse.Action) -> None:
-        self.names = list(action.option_strings)
-        self.help = " ".join(str(action.help or "").split())
-        self.dest = action.dest
-        self.takes_value = action.nargs != 0
-        self.choices = [str(c) for c in action.choices or []]
 
 
 def flags() -> list[Flag]:
@@ -54,8 +43,6 @@ def main(argv: list[str]) -> int:
         shown = f"unknown shell {argv[0]!r}; " if len(argv) == 1 else ""
         print(f"harness completions: {shown}{USAGE}", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
-    from .completion_scripts import script
-
     sys.stdout.write(script(argv[0], flags()))
     return exit_codes.OK
 

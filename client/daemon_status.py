@@ -19,7 +19,7 @@ from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
 from . import exit_codes
-from .daemon_control import activation_waits
+from .daemon_stop import activation_waits
 from .version_skew import notice
 
 

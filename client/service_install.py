@@ -157,7 +157,7 @@ def _hand_over(env: dict[str, str], *, keep_activated: bool) -> None:
     if keep_activated and record.get("socket_activated"):
         return
     print(f"stopping the daemon started outside the service manager (pid {record['pid']})")
-    from .daemon_control import stop
+    from .daemon_stop import stop
 
     stop()
 

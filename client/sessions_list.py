@@ -16,6 +16,7 @@ from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
 from . import exit_codes
+from .durations import age
 from .sanitize import visible
 from .style import is_terminal
 
@@ -58,12 +59,3 @@ def _print_lines(sessions: list[dict[str, Any]]) -> None:
             f"{s['session']:<24} {s['state']:<8} {s['clients']:>7} {active:>7} "
             f"{tokens:>9,} {cost:>9}  {visible(str(s['cwd']))}"
         )
-
-
-def age(seconds: float) -> str:
-    """How long ago, in the largest unit that fits."""
-    if seconds < 120:
-        return f"{int(seconds)}s"
-    if seconds < 7200:
-        return f"{int(seconds // 60)}m"
-    return f"{int(seconds // 3600)}h"

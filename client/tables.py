@@ -20,8 +20,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .durations import age
 from .sanitize import one_line
-from .sessions_list import age
 from .style import is_terminal, no_color_requested
 
 PREVIEW = 60
