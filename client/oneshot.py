@@ -6,27 +6,27 @@ unreachable: exit 4; refused arguments: 5; Ctrl-C: 130). A connection that
 drops mid-turn (the client was stopped and fell behind, the daemon
 restarted) is opened again and the missed events replayed (`TurnDriver`).
 The session is created or joined by `initialize` itself (`start_session`): one
-round trip before the submit.
+round trip before the submit; the modules that print the turn are imported
+while the daemon works on it.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
 from . import exit_codes
-from .args import OneShotOptions
 from .failures import rpc_exit_code
-from .printer import PrintOptions, TurnPrinter, result_object
 from .session_setup import key_env, reach_daemon, start_session
 from .style import Style, color_wanted
-from .turn_driver import TurnDriver
-from .views import oneshot_view
+
+if TYPE_CHECKING:
+    from .args import OneShotOptions
 
 
 def run(options: OneShotOptions, prompt: str) -> int:
@@ -50,14 +50,25 @@ def run(options: OneShotOptions, prompt: str) -> int:
 def _failed(options: OneShotOptions, code: int, session: str | None = None) -> int:
     """Exit with `code`; the JSON formats still print their one result object."""
     if options.output_format in ("json", "stream-json"):
+        from .printer import result_object
+
         result = result_object({"exit_code": code, "session": session})
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()
     return code
 
 
+def _import_output() -> None:
+    """Load what prints the turn (done while the daemon opens the session)."""
+    from . import printer, turn_driver, views  # noqa: F401
+
+
 def _run(conn: Connection, options: OneShotOptions, prompt: str, style: Style) -> int:
-    session = start_session(conn, options, ("harness", __version__), style)
+    session = start_session(conn, options, ("harness", __version__), style, _import_output)
+    from .printer import PrintOptions, TurnPrinter
+    from .turn_driver import TurnDriver
+    from .views import oneshot_view
+
     view = oneshot_view(options, style, sys.stdout)
     printer = TurnPrinter(
         view,

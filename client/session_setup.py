@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coding_harness.protocol import errors, methods, paths
-from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 
 from .args import OneShotOptions
-from .launcher import connect_or_start
 from .sanitize import one_line
 from .style import Style
 from .version_skew import warn as warn_version_skew
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def key_env(names: list[str]) -> dict[str, str]:
@@ -30,8 +32,15 @@ def key_env(names: list[str]) -> dict[str, str]:
 
 def reach_daemon(style: Style) -> Connection | None:
     """A connection, starting the daemon if needed; None after saying why not."""
+    path = paths.socket_path()
     try:
-        return connect_or_start(paths.socket_path())
+        return connect(path)  # a running daemon: the launcher is not even imported
+    except DaemonUnreachable:
+        pass
+    from .launcher import connect_or_start
+
+    try:
+        return connect_or_start(path)
     except DaemonUnreachable as exc:
         style.line(f"harness: cannot reach the daemon: {exc}", "red")
         return None
@@ -71,21 +80,28 @@ def open_session(
 
 
 def start_session(
-    conn: Connection, options: OneShotOptions, client: tuple[str, str], style: Style
+    conn: Connection,
+    options: OneShotOptions,
+    client: tuple[str, str],
+    style: Style,
+    meanwhile: Callable[[], object] = lambda: None,
 ) -> dict[str, Any]:
     """`initialize` with the session to create or join in the same request: one round
-    trip where `open_session` takes three. Joining with --provider or --model (a switch
-    before the attach), and a daemon that refuses the combined form's params (an older
-    one, or a bad cwd or provider, which the separate requests then report as before),
-    take the separate requests."""
+    trip where `open_session` takes three; `meanwhile` runs while the daemon works on
+    it. Joining with --provider or --model (a switch before the attach), and a daemon
+    that refuses the combined form's params (an older one, or a bad cwd or provider,
+    which the separate requests then report as before), take the separate requests."""
     name, version = client
     if options.session and (options.provider or options.model):
+        meanwhile()
         return open_session(conn, options, conn.initialize(name, version, notices=True), style)
     spec = (
         {"id": options.session} if options.session else _create_params(options, _own_keys(options))
     )
+    sent = conn.send_initialize(name, version, notices=True, session=spec)
+    meanwhile()
     try:
-        info = conn.initialize(name, version, notices=True, session=spec)
+        info = conn.initialized(sent)
     except errors.InvalidParams:
         return open_session(conn, options, conn.initialize(name, version, notices=True), style)
     _announce(info, style)

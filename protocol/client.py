@@ -98,6 +98,22 @@ class Connection:
         """`notices`: this client shows the daemon's one-time notices (result["notice"]).
         `session`: create (`{cwd, ...}`) or join (`{id}`) a session in the same request,
         attached to this connection; its summary comes back as result["session"]."""
+        sent = self.send_initialize(
+            name, version, approvals=approvals, notices=notices, session=session
+        )
+        return self.initialized(sent)
+
+    def send_initialize(
+        self,
+        name: str,
+        version: str,
+        *,
+        approvals: bool = True,
+        notices: bool = False,
+        session: dict[str, Any] | None = None,
+    ) -> int:
+        """Send `initialize` (as `initialize` does) without waiting; `initialized(id)`
+        waits for the answer, so the client can get on with something meanwhile."""
         params: dict[str, Any] = {
             "client": {"name": name, "version": version, "pid": os.getpid()},
             "protocol": PROTOCOL_VERSION,
@@ -105,7 +121,11 @@ class Connection:
         }
         if session is not None:
             params["session"] = session
-        self.server_info = self.request(methods.INITIALIZE, params)
+        return self.send_request(methods.INITIALIZE, params)
+
+    def initialized(self, request_id: int) -> dict[str, Any]:
+        """The answer to `send_initialize` (kept as `server_info`), or its error raised."""
+        self.server_info = self.response(request_id, what=methods.INITIALIZE)
         return self.server_info
 
     # -- calls -----------------------------------------------------------

@@ -30,12 +30,22 @@ class Recorder:
 
     def __init__(self, *, old: bool = False) -> None:
         self.sent: list[tuple[str, dict[str, Any] | None]] = []
+        self.answered: list[int] = []
+        self.pending: dict[str, Any] | None = None
         self.old = old
 
     def initialize(self, name: str, version: str, **kw: Any) -> dict[str, Any]:
+        return self.initialized(self.send_initialize(name, version, **kw))
+
+    def send_initialize(self, name: str, version: str, **kw: Any) -> int:
         self.sent.append(("initialize", kw.get("session")))
+        self.pending = kw.get("session")
+        return len(self.sent)
+
+    def initialized(self, request_id: int) -> dict[str, Any]:
+        self.answered.append(request_id)
         info: dict[str, Any] = {"daemon": {"version": __version__}, "key_env": ["K"]}
-        if kw.get("session") is not None:
+        if self.pending is not None:
             if self.old:
                 raise errors.InvalidParams()
             info["session"] = {**SUMMARY, "last_seq": 7}
@@ -67,6 +77,15 @@ def test_a_new_session_is_created_by_initialize_alone(
     assert method == "initialize" and spec is not None
     assert spec["cwd"] == str(tmp_path.resolve()) and spec["env"] == {"MINE_KEY": "sk-mine"}
     assert session["session"] == "s1" and session["last_seq"] == 7
+
+
+def test_the_client_works_while_the_daemon_opens_the_session(tmp_path: Path) -> None:
+    conn = Recorder()
+    seen: list[tuple[int, int]] = []
+    options = OneShotOptions(cwd=str(tmp_path), quiet=True)
+    meanwhile = lambda: seen.append((len(conn.sent), len(conn.answered)))  # noqa: E731
+    start_session(conn, options, ("harness", __version__), Style(io.StringIO()), meanwhile)  # type: ignore[arg-type]
+    assert seen == [(1, 0)]  # after the request went out, before its answer was read
 
 
 def test_joining_is_one_request_and_keeps_the_daemons_key_names() -> None:
