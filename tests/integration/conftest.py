@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import netguard
 from tests.support.fake_model_server import FakeModelServer
 from tests.support.processes import start_daemon, stop_daemon
 
@@ -45,6 +46,11 @@ class Sandbox:
         (self.home / ".coding_harness.json").write_text(json.dumps(config))
 
 
+def _kept_out(name: str) -> bool:
+    """The caller's own settings and keys: a test sees only what it sets."""
+    return name.startswith(("CODING_", "XDG_", "NO_COLOR")) or name.endswith("_API_KEY")
+
+
 @pytest.fixture
 def sandbox() -> Iterator[Sandbox]:
     # A short folder under /tmp: socket paths must fit in 107 bytes.
@@ -53,14 +59,16 @@ def sandbox() -> Iterator[Sandbox]:
     home.mkdir()
     workspace.mkdir()
     socket_path = root / "run" / "harnessd.sock"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODING_", "XDG_", "NO_COLOR"))}
+    env = {k: v for k, v in os.environ.items() if not _kept_out(k)}
     env.update(
         HOME=str(home),
         XDG_STATE_HOME=str(root / "state"),
         CODING_HARNESS_SOCKET=str(socket_path),
+        CODING_HARNESS_PROBE_PORTS="none",  # first-run discovery looks at no real server
         PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '/usr/bin:/bin')}",
         PYTHONDONTWRITEBYTECODE="1",
     )
+    env = netguard.guarded_env(env)
     box = Sandbox(root=root, home=home, workspace=workspace, socket=socket_path, env=env)
     try:
         yield box
