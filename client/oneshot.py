@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
@@ -25,7 +24,11 @@ from .failures import rpc_exit_code
 from .session_setup import key_env, reach_daemon, start_session
 from .style import Style, color_wanted
 
+# typing is for the type checker only: importing it costs a one-shot run ~3 ms.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .args import OneShotOptions
 
 
