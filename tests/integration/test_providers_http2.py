@@ -32,7 +32,15 @@ from coding_harness.daemon.providers.profiles import RetrySettings
 from coding_harness.daemon.providers.retrying import RetryingModel
 from coding_harness.daemon.seams import JSONObject, ModelReply
 from tests.integration.conftest import Sandbox
-from tests.support.fake_model_server import FakeModelServer, Reply, stream_chunks, tool_call
+from tests.support.fake_model_server import (
+    NO_NOTES,
+    FakeModelServer,
+    Reply,
+    completion,
+    stream_chunks,
+    tool_call,
+)
+from tests.support.notes_requests import is_notes_request
 from tests.support.processes import run_harness
 from tests.support.sinks import RecordingSink
 
@@ -117,7 +125,13 @@ class H2ModelServer:
             bodies[event.stream_id] += event.data
             conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
         elif isinstance(event, h2.events.StreamEnded):
-            self.requests.append(json.loads(bytes(bodies.pop(event.stream_id))))
+            payload = json.loads(bytes(bodies.pop(event.stream_id)))
+            if is_notes_request(payload):  # the turn-close notes call: answered apart
+                body = json.dumps(completion(NO_NOTES)).encode()
+                conn.send_headers(event.stream_id, [(":status", "200")])
+                conn.send_data(event.stream_id, body, end_stream=True)
+                return
+            self.requests.append(payload)
             self._answer(conn, event.stream_id, self.script.pop(0))
 
     def _answer(self, conn: Any, stream_id: int, item: Reply | Reset) -> None:
