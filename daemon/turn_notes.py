@@ -10,8 +10,9 @@ and remembered, while the daemon runs, as one that takes no schema. The
 answer is parsed leniently and kept in the store under the project
 (`store_notes.py`), cleaned and redacted with the session's secrets. The
 call's tokens count like any call's: the session's usage, a `usage` event,
-the store's totals. Any failure is an empty result and a debug line: no
-event, no error, and the turn (already finished) is not touched.
+the store's totals; a call that would pass a spending limit is not made. Any
+failure is an empty result and a debug line: no event, no error, and the
+turn (already finished) is not touched.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .providers.generation import request_payload
 from .providers.pool import PoolKey, ProviderPool, pool_key
 from .seams import JSONObject, Model, Usage
 from .sessions import Session
+from .spending import TurnSpending, turn_spending
 from .store import UsageRow
 from .turn_setup import api_key, session_secrets
 
@@ -126,9 +128,13 @@ async def take_notes(job: NotesJob, pool: ProviderPool, refusals: SchemaRefusals
     try:
         project = str(job.session.cwd)
         kept = [note.text for note in store.project_notes(project)]
-        ask = _asker(job, pool)
+        payload = _request(job, kept)
+        stop = _spending(job).check(payload["messages"])
+        if stop is not None:
+            log.debug("turn %s: no notes taken: %s", job.turn, stop)
+            return TurnNotes()
         text = await asyncio.wait_for(
-            _ask_for_notes(ask, job.profile, refusals, _request(job, kept)),
+            _ask_for_notes(_asker(job, pool), job.profile, refusals, payload),
             NOTES_TIMEOUT_SECONDS,
         )
         notes = parse_notes(text)
@@ -144,6 +150,21 @@ async def take_notes(job: NotesJob, pool: ProviderPool, refusals: SchemaRefusals
 
 
 Ask = Callable[[JSONObject], Awaitable[str]]
+
+
+def _spending(job: NotesJob) -> TurnSpending:
+    """The spending limits' view of the notes call: every recorded call counts, the
+    finished turn's too (its rows are in the store under its own id)."""
+    limits = job.config.agent
+    return turn_spending(
+        session_limit=limits.spend_limit_session_usd,
+        day_limit=limits.spend_limit_day_usd,
+        profile=job.profile,
+        store=job.session.store,
+        session_id=job.session.id,
+        turn_id=f"{job.turn}:notes",
+        session_cost=lambda: job.session.cost_usd,
+    )
 
 
 def _asker(job: NotesJob, pool: ProviderPool) -> Ask:

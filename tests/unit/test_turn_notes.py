@@ -141,3 +141,16 @@ def test_the_transcript_is_short_whatever_the_turn_read() -> None:
     text = transcript(messages)
     assert len(text) < 17_000 and text.startswith("USER: fix it")
     assert text.endswith("ASSISTANT: Fixed.") and "characters left out" in text
+
+
+def test_no_notes_call_past_a_spending_limit(tmp_path: Path) -> None:
+    costly = ModelReply(content="Done.", usage=Usage(prompt_tokens=1_000_000))  # $1.00
+    harness = TurnHarness(tmp_path, [costly], agent={"spend_limit_session_usd": 1.0001})
+    config = json.loads((harness.home / ".coding_harness.json").read_text())
+    config["providers"]["fake"]["pricing"] = {"input": 1.0, "output": 1.0}
+    (harness.home / ".coding_harness.json").write_text(json.dumps(config))
+    with_store(harness, tmp_path)
+    pool = FakePool(harness.model)
+    finished, _ = asyncio.run(run(harness, pool, "coding"))
+    assert finished["exit_code"] == 0 and finished["cost_usd"] == 1.0
+    assert pool.notes.payloads == []  # ~$0.001 more would pass the $1.0001 limit
