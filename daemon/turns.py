@@ -57,6 +57,7 @@ class _Lane:
     queue: asyncio.Queue[TurnRequest]
     worker: asyncio.Task[None]
     current: asyncio.Task[None] | None = None
+    begun: bool = False  # whether `current` has taken its first step
 
 
 class TurnRunner:
@@ -162,17 +163,17 @@ class TurnRunner:
         while True:
             request = await queue.get()
             if self._closing:
-                if request.compaction is not None:
-                    request.compaction.cancel()
-                else:
-                    _refuse_queued(session, request)
+                _refuse_queued(session, request, "(not started: the daemon is stopping)")
                 continue
             lane.current = asyncio.create_task(self._run(session, request), name=request.id)
+            lane.begun = False
             try:
                 await asyncio.shield(lane.current)
             except asyncio.CancelledError:
                 if not lane.current.done():
                     raise
+                if not lane.begun:  # cancelled before its first step: it still ends
+                    _refuse_queued(session, request, "(cancelled)")
             except Exception:
                 log.exception("turn %s failed", request.id)
             finally:
@@ -199,6 +200,7 @@ class TurnRunner:
             session.state = "idle"
 
     async def _run(self, session: Session, request: TurnRequest) -> None:
+        self._lanes[session.id].begun = True
         if request.compaction is not None:
             await self._compact(session, request)
             return
@@ -333,13 +335,17 @@ def _save_finish(session: Session, recorder: StepRecorder, turn: str, exit_code:
         log.exception("turn %s: its end could not be stored", turn)
 
 
-def _refuse_queued(session: Session, request: TurnRequest) -> None:
+def _refuse_queued(session: Session, request: TurnRequest, reply: str) -> None:
+    """End a turn that never ran (a compaction job is cancelled instead)."""
+    if request.compaction is not None:
+        request.compaction.cancel()
+        return
     session.emit(
         EventKind.TURN_FINISHED,
         {
             "turn": request.id,
             "exit_code": EXIT_CANCELLED,
-            "reply": "(not started: the daemon is stopping)",
+            "reply": reply,
             "usage": Usage().to_wire(),
             "cost_usd": None,
             "files_changed": [],
