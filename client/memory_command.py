@@ -2,7 +2,8 @@
 
 `/memory` lists them numbered (oldest first, as `memory.get` gives them);
 `/memory rm N [N ...]` removes by number, `/memory clear` removes them all,
-`/memory add TEXT` keeps a note of your own. Numbers are those of the last
+`/memory add TEXT` keeps a note of your own, `/memory edit` opens them in
+$VISUAL or $EDITOR (`memory_edit.py`). Numbers are those of the last
 listing, asked afresh each time, so they match what was shown. Anything else
 gets the usage line; the notes are text from a model, shown with control
 characters made visible.
@@ -18,7 +19,7 @@ from coding_harness.protocol.client import Connection
 from .sanitize import one_line, visible
 from .style import Style
 
-USAGE = "usage: /memory [rm N ...|clear|add TEXT]"
+USAGE = "usage: /memory [rm N ...|clear|add TEXT|edit]"
 
 
 class MemoryCommand:
@@ -36,6 +37,8 @@ class MemoryCommand:
             self._set({"clear": True}, "notes cleared")
         elif verb == "rm" and rest:
             self._remove(rest.split())
+        elif verb == "edit" and not rest:
+            self._edit()
         else:
             self.style.line(USAGE, "yellow")
 
@@ -65,6 +68,21 @@ class MemoryCommand:
             return
         ids = sorted({notes[int(w) - 1]["id"] for w in words})
         self._set({"remove": ids}, f"removed {len(ids)} note(s)")
+
+    def _edit(self) -> None:
+        from .memory_edit import EditFailed, changes, edit_lines, note_line
+
+        notes = self._notes()
+        try:
+            edited = edit_lines([note_line(note) for note in notes])
+        except EditFailed as exc:
+            self.style.line(str(exc), "yellow")
+            return
+        change = changes(notes, edited)
+        if not change:
+            self.style.line("no change", "dim")
+            return
+        self._set(change, "notes updated")
 
     def _set(self, change: dict[str, Any], done: str) -> None:
         answer = self.conn.request(methods.MEMORY_SET, {"session": self.session, **change})

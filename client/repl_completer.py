@@ -22,7 +22,7 @@ from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable
 
 SEARCH_ENGINES = ("brave", "exa", "duckduckgo", "off")
-MEMORY_VERBS = ("add", "clear", "rm")
+MEMORY_VERBS = ("add", "clear", "edit", "rm")
 PATH_COMMANDS = ("/save", "/load")
 REFRESH_SECONDS = 5.0
 

@@ -174,7 +174,7 @@ class SlashCommands(_AgentCommands):
             "/skills": ("the skills that /<name> [task] loads", self._skills),
             "/plan": ("the session's plan, each step checked against the files", self._plan),
             "/memory": (
-                "/memory [rm N|clear|add TEXT]: the project's notes from earlier turns",
+                "/memory [rm N|clear|add TEXT|edit]: the project's notes from earlier turns",
                 MemoryCommand(conn, session, style),
             ),
             "/intent": (

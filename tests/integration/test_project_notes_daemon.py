@@ -255,3 +255,45 @@ def test_a_tool_child_cannot_plant_notes(
     assert run_turn(conn, session, "run make plant in this repo")[-1]["data"]["exit_code"] == 0
     assert (sandbox.workspace / "verdict.txt").read_text() == "refused"
     assert kept(conn, sandbox) == []
+
+
+# An "editor" that drops the first note, keeps the rest and adds one.
+EDITOR = """\
+import sys
+from pathlib import Path
+
+path = Path(sys.argv[-1])
+lines = path.read_text().splitlines()
+notes = [line for line in lines if not line.startswith("#")]
+path.write_text("\\n".join([*notes[1:], "decision: Keep it small", "a bare line"]) + "\\n")
+"""
+
+
+def test_memory_edit_opens_the_notes_in_the_editor(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = new_session(conn, sandbox)
+    conn.request("memory.set", {"session": session, "notes": ["Use tabs", "Tests use pytest"]})
+    before = {n["text"]: n for n in kept(conn, sandbox)}
+    script = sandbox.root / "editor.py"
+    script.write_text(EDITOR)
+    err = io.StringIO()
+    slash = SlashCommands(conn, session, Style(err))
+
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    slash.handle("/memory edit")
+    after = kept(conn, sandbox)
+    assert [(n["kind"], n["text"]) for n in after] == [
+        ("fact", "Tests use pytest"),
+        ("decision", "Keep it small"),
+        ("fact", "a bare line"),
+    ]
+    assert after[0] == before["Tests use pytest"]  # unchanged: same id, same age
+
+    monkeypatch.setenv("EDITOR", "false")
+    slash.handle("/memory edit")
+    monkeypatch.setenv("EDITOR", str(sandbox.root / "no-such-editor"))
+    slash.handle("/memory edit")
+    assert kept(conn, sandbox) == after
+    said = err.getvalue().splitlines()
+    assert "exited with status 1" in said[-2] and "cannot start the editor" in said[-1]
