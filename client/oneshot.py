@@ -5,9 +5,9 @@ result object on standard output, also when it could not start (daemon
 unreachable: exit 4; refused arguments: 5; Ctrl-C: 130). A connection that
 drops mid-turn (the client was stopped and fell behind, the daemon
 restarted) is opened again and the missed events replayed (`TurnDriver`).
-The session is created or joined by `initialize` itself (`start_session`): one
-round trip before the submit; the modules that print the turn are imported
-while the daemon works on it.
+The session is created or joined by `initialize` itself (`SessionRequest`): one
+round trip before the submit, sent before the modules that print the turn are
+imported, so they load while the daemon works on it.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from coding_harness.protocol.version import __version__
 
 from . import exit_codes
 from .failures import rpc_exit_code
-from .session_setup import key_env, reach_daemon, start_session
-from .style import Style, color_wanted
+from .session_setup import SessionRequest, key_env, reach_daemon, running_daemon
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
@@ -30,16 +29,28 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .args import OneShotOptions
+    from .style import Style
+
+
+CLIENT = ("harness", __version__)
 
 
 def run(options: OneShotOptions, prompt: str) -> int:
+    conn = running_daemon()
+    # The session request goes out first; what prints loads while the daemon works.
+    request = SessionRequest(conn, options, CLIENT) if conn is not None else None
+    from .style import Style, color_wanted
+
     style = Style(sys.stderr, color=color_wanted(sys.stderr, options.plain))
-    conn = reach_daemon(style)
+    _import_output()
     if conn is None:
-        return _failed(options, exit_codes.DAEMON_UNREACHABLE)
+        conn = reach_daemon(style)  # starts one
+        if conn is None:
+            return _failed(options, exit_codes.DAEMON_UNREACHABLE)
     try:
         with conn:
-            return _run(conn, options, prompt, style)
+            request = request or SessionRequest(conn, options, CLIENT)
+            return _run(conn, request.finish(style), options, prompt, style)
     except DaemonUnreachable as exc:
         style.line(f"harness: {exc}", "red")
         return _failed(options, exit_codes.DAEMON_UNREACHABLE)
@@ -66,8 +77,9 @@ def _import_output() -> None:
     from . import printer, turn_driver, views  # noqa: F401
 
 
-def _run(conn: Connection, options: OneShotOptions, prompt: str, style: Style) -> int:
-    session = start_session(conn, options, ("harness", __version__), style, _import_output)
+def _run(
+    conn: Connection, session: dict[str, Any], options: OneShotOptions, prompt: str, style: Style
+) -> int:
     from .printer import PrintOptions, TurnPrinter
     from .turn_driver import TurnDriver
     from .views import oneshot_view

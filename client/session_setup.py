@@ -15,21 +15,26 @@ from pathlib import Path
 from coding_harness.protocol import errors, methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 
-from .args import OneShotOptions
-from .sanitize import one_line
-from .style import Style
-from .version_skew import warn as warn_version_skew
-
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
+
+    from .args import OneShotOptions
+    from .style import Style
 
 
 def key_env(names: list[str]) -> dict[str, str]:
     """The API keys the daemon's profiles name, from this shell's environment."""
     return {name: os.environ[name] for name in names if os.environ.get(name)}
+
+
+def running_daemon() -> Connection | None:
+    """A connection to the daemon if one answers now, else None (nothing printed)."""
+    try:
+        return connect(paths.socket_path())
+    except DaemonUnreachable:
+        return None
 
 
 def reach_daemon(style: Style) -> Connection | None:
@@ -81,51 +86,63 @@ def open_session(
     return session
 
 
-def start_session(
-    conn: Connection,
-    options: OneShotOptions,
-    client: tuple[str, str],
-    style: Style,
-    meanwhile: Callable[[], object] = lambda: None,
-) -> dict[str, Any]:
+class SessionRequest:
     """`initialize` with the session to create or join in the same request: one round
-    trip where `open_session` takes three; `meanwhile` runs while the daemon works on
-    it. Joining with --provider or --model (a switch before the attach), and a daemon
-    that refuses the combined form's params (an older one, or a bad cwd or provider,
-    which the separate requests then report as before), take the separate requests."""
-    name, version = client
-    if options.session and (options.provider or options.model):
-        meanwhile()
-        return open_session(conn, options, conn.initialize(name, version, notices=True), style)
-    spec = (
-        {"id": options.session} if options.session else _create_params(options, _own_keys(options))
-    )
-    sent = conn.send_initialize(name, version, notices=True, session=spec)
-    meanwhile()
-    try:
-        info = conn.initialized(sent)
-    except errors.InvalidParams:
-        return open_session(conn, options, conn.initialize(name, version, notices=True), style)
-    _announce(info, style)
-    session: dict[str, Any] = info["session"]
-    if options.session:
-        session["key_env"] = info.get("key_env") or []
-        if options.debug:
-            switch_debug(conn, str(options.session), True, style)
-    else:
-        _created(conn, options, session, style)
-    return session
+    trip where `open_session` takes three. It goes out when made, and `finish` reads
+    the answer, so the client can load the rest of itself while the daemon works.
+    Joining with --provider or --model (a switch before the attach), and a daemon that
+    refuses the combined form's params (an older one, or a bad cwd or provider, which
+    the separate requests then report as before), take the separate requests. Making
+    one never raises: a failure to send is raised by `finish`."""
+
+    def __init__(self, conn: Connection, options: OneShotOptions, client: tuple[str, str]) -> None:
+        self.conn, self.options, self.client = conn, options, client
+        self._sent: int | None = None
+        self._failed: Exception | None = None
+        if options.session and (options.provider or options.model):
+            return
+        spec = {"id": options.session} if options.session else _create_params(options)
+        try:
+            self._sent = conn.send_initialize(*client, notices=True, session=spec)
+        except (DaemonUnreachable, errors.RpcError) as exc:
+            self._failed = exc
+
+    def finish(self, style: Style) -> dict[str, Any]:
+        """The session (as session.create or session.attach gives it), attached."""
+        conn, options = self.conn, self.options
+        if self._failed is not None:
+            raise self._failed
+        try:
+            info = conn.initialized(self._sent) if self._sent is not None else None
+        except errors.InvalidParams:
+            info = None
+        if info is None:
+            return open_session(conn, options, conn.initialize(*self.client, notices=True), style)
+        _announce(info, style)
+        session: dict[str, Any] = info["session"]
+        if options.session:
+            session["key_env"] = info.get("key_env") or []
+            if options.debug:
+                switch_debug(conn, str(options.session), True, style)
+        else:
+            _created(conn, options, session, style)
+        return session
 
 
 def _announce(info: dict[str, Any], style: Style) -> None:
     """What `initialize` has to say: a version skew, the daemon's one-time notice."""
+    from .version_skew import warn as warn_version_skew
+
     warn_version_skew(info, style)
     if info.get("notice"):
         style.line(f"harnessd: {info['notice']}", "yellow")
 
 
-def _create_params(options: OneShotOptions, names: list[str]) -> dict[str, Any]:
-    """session.create's params: the workspace, the overrides, the keys `names` name."""
+def _create_params(options: OneShotOptions, names: list[str] | None = None) -> dict[str, Any]:
+    """session.create's params: the workspace, the overrides, and the keys `names` name
+    (by default those the user's own config files name, and the search keys)."""
+    if names is None:
+        names = _own_keys(options)
     cwd = Path(options.cwd or Path.cwd()).expanduser().resolve()
     return {
         "cwd": str(cwd),
@@ -178,6 +195,8 @@ def debug_command(conn: Connection, session: str, argument: str, style: Style) -
     """The REPL's `/debug [on|off]`: switch the session's debug log, or show it."""
     word = argument.strip().lower()
     if word not in DEBUG_CHOICES:
+        from .sanitize import one_line
+
         shown = one_line(argument, 40)
         style.line(f"/debug {shown}: say on or off (usage: /debug [on|off])", "yellow")
         return

@@ -63,6 +63,18 @@ def test_the_oneshot_path_does_without_slow_standard_modules() -> None:
     assert ast.literal_eval(out.stdout.strip()) == []
 
 
+def test_the_session_request_goes_out_before_the_output_modules_load() -> None:
+    """They load while the daemon opens the session (client/oneshot.py)."""
+    probe = (
+        "import sys\n"
+        "from coding_harness.client import cli, oneshot\n"
+        "print(sorted(m for m in sys.modules if m.startswith('coding_harness.client.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = {m.rsplit(".", 1)[1] for m in ast.literal_eval(out.stdout.strip())}
+    assert not loaded & {"style", "sanitize", "version_skew", "printer", "turn_driver", "views"}
+
+
 # One-shot modules that import typing for the type checker only (`TYPE_CHECKING =
 # False`): typing costs a run ~3 ms, saved once every module on the path does this.
 TYPING_FREE = (

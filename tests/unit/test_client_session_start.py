@@ -1,4 +1,4 @@
-"""`start_session`: the one-shot reaches its session in one request (issue 11 item 16).
+"""`SessionRequest`: the one-shot reaches its session in one request (issue 11 item 16).
 
 A recording stand-in for the connection shows which requests go out; the
 daemon's side of the combined `initialize` is in
@@ -16,9 +16,10 @@ import pytest
 
 from coding_harness.client.args import OneShotOptions
 from coding_harness.client.config_defaults import key_names
-from coding_harness.client.session_setup import start_session
+from coding_harness.client.session_setup import SessionRequest
 from coding_harness.client.style import Style
 from coding_harness.protocol import errors
+from coding_harness.protocol.client import DaemonUnreachable
 from coding_harness.protocol.config_files import SEARCH_KEY_VARIABLES
 from coding_harness.protocol.version import __version__
 
@@ -59,7 +60,8 @@ class Recorder:
 
 
 def start(options: OneShotOptions, conn: Recorder) -> dict[str, Any]:
-    return start_session(conn, options, ("harness", __version__), Style(io.StringIO()))  # type: ignore[arg-type]
+    request = SessionRequest(conn, options, ("harness", __version__))  # type: ignore[arg-type]
+    return request.finish(Style(io.StringIO()))
 
 
 def test_a_new_session_is_created_by_initialize_alone(
@@ -79,13 +81,23 @@ def test_a_new_session_is_created_by_initialize_alone(
     assert session["session"] == "s1" and session["last_seq"] == 7
 
 
-def test_the_client_works_while_the_daemon_opens_the_session(tmp_path: Path) -> None:
+def test_the_request_goes_out_when_made_and_is_read_by_finish(tmp_path: Path) -> None:
     conn = Recorder()
-    seen: list[tuple[int, int]] = []
     options = OneShotOptions(cwd=str(tmp_path), quiet=True)
-    meanwhile = lambda: seen.append((len(conn.sent), len(conn.answered)))  # noqa: E731
-    start_session(conn, options, ("harness", __version__), Style(io.StringIO()), meanwhile)  # type: ignore[arg-type]
-    assert seen == [(1, 0)]  # after the request went out, before its answer was read
+    request = SessionRequest(conn, options, ("harness", __version__))  # type: ignore[arg-type]
+    assert [method for method, _ in conn.sent] == ["initialize"] and conn.answered == []
+    request.finish(Style(io.StringIO()))
+    assert conn.answered == [1]
+
+
+def test_a_request_that_could_not_be_sent_fails_in_finish(tmp_path: Path) -> None:
+    class Broken(Recorder):
+        def send_initialize(self, name: str, version: str, **kw: Any) -> int:
+            raise DaemonUnreachable("daemon connection lost")
+
+    request = SessionRequest(Broken(), OneShotOptions(cwd=str(tmp_path)), ("h", "0"))  # type: ignore[arg-type]
+    with pytest.raises(DaemonUnreachable, match="connection lost"):
+        request.finish(Style(io.StringIO()))
 
 
 def test_joining_is_one_request_and_keeps_the_daemons_key_names() -> None:
