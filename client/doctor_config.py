@@ -31,7 +31,10 @@ TOP_KEYS = frozenset(
 )
 LEGACY_KEYS = TOP_KEYS | {"provider", "model"}
 PROFILE_KEYS = frozenset(
-    {"type", "endpoint", "model", "api_key_env", "generation", "pricing", "retry", "timeouts"}
+    {
+        *("type", "endpoint", "model", "api_key_env", "generation", "pricing", "retry"),
+        *("timeouts", "notes", "json_schema"),
+    }
 )
 TYPES = frozenset({"openai", "mlx", "ollama", "omlx", "sushi"})
 LOCAL_PROFILE = {"type": "openai", "endpoint": "http://localhost:11434/v1/chat/completions"}

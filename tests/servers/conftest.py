@@ -85,6 +85,7 @@ def write_config(box: Sandbox, endpoint: str, **agent: object) -> None:
         "model": "smollm2",
         "generation": {"temperature": 0, "seed": 7, "max_tokens": 160},
         "retry": {"attempts": 2, "base_delay": 0.01, "max_delay": 0.05},
+        "notes": False,  # no turn-close notes call to land among the next test's requests
     }
     config = {
         "default_provider": "stream",

@@ -142,3 +142,15 @@ def test_main_exits_1_with_fixes_and_0_when_all_is_well(
         out = capsys.readouterr().out
     assert "PROBLEM" in out and "fix: " in out and "problem(s) to fix" in out
     assert doctor.main(["extra"]) == 5
+
+
+def test_the_notes_and_json_schema_profile_keys_are_known(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    cwd.mkdir()
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(tmp_path / "state")}
+    profile = {"type": "openai", "endpoint": "http://127.0.0.1:9/v1/chat/completions"}
+    profile |= {"model": "m", "notes": False, "json_schema": False}
+    (home / ".coding_harness.json").write_text(json.dumps({"providers": {"a": profile}}))
+    texts = " | ".join(f.text for f in doctor_config.check_configs(home, cwd, env)[0])
+    assert "unknown key" not in texts
