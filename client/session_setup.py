@@ -92,7 +92,8 @@ class SessionRequest:
     the answer, so the client can load the rest of itself while the daemon works.
     Joining with --provider or --model (a switch before the attach), and a daemon that
     refuses the combined form's params (an older one, or a bad cwd or provider, which
-    the separate requests then report as before), take the separate requests. Making
+    the separate requests then report as before) or answers without a session (one
+    that ignores params it does not know), take the separate requests. Making
     one never raises: a failure to send is raised by `finish`."""
 
     def __init__(self, conn: Connection, options: OneShotOptions, client: tuple[str, str]) -> None:
@@ -118,6 +119,8 @@ class SessionRequest:
             info = None
         if info is None:
             return open_session(conn, options, conn.initialize(*self.client, notices=True), style)
+        if "session" not in info:  # a daemon that knows no `session` here ignored it
+            return open_session(conn, options, info, style)
         _announce(info, style)
         session: dict[str, Any] = info["session"]
         if options.session:

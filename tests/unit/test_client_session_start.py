@@ -29,11 +29,11 @@ SUMMARY = {"session": "s1", "cwd": "/w", "provider": "p", "model": "m", "key_env
 class Recorder:
     """Answers like a daemon that knows the combined form (or, `old`, one that does not)."""
 
-    def __init__(self, *, old: bool = False) -> None:
+    def __init__(self, *, old: bool = False, ignores: bool = False) -> None:
         self.sent: list[tuple[str, dict[str, Any] | None]] = []
         self.answered: list[int] = []
         self.pending: dict[str, Any] | None = None
-        self.old = old
+        self.old, self.ignores = old, ignores
 
     def initialize(self, name: str, version: str, **kw: Any) -> dict[str, Any]:
         return self.initialized(self.send_initialize(name, version, **kw))
@@ -46,7 +46,7 @@ class Recorder:
     def initialized(self, request_id: int) -> dict[str, Any]:
         self.answered.append(request_id)
         info: dict[str, Any] = {"daemon": {"version": __version__}, "key_env": ["K"]}
-        if self.pending is not None:
+        if self.pending is not None and not self.ignores:
             if self.old:
                 raise errors.InvalidParams()
             info["session"] = {**SUMMARY, "last_seq": 7}
@@ -122,6 +122,15 @@ def test_a_daemon_that_refuses_the_combined_form_gets_the_separate_requests(
     methods = [method for method, _ in conn.sent]
     assert methods == ["initialize", "initialize", "session.create", "session.attach"]
     assert conn.sent[1] == ("initialize", None)
+    assert session["session"] == "s1" and session["last_seq"] == 7
+
+
+def test_a_daemon_that_ignores_the_session_param_gets_the_separate_requests(
+    tmp_path: Path,
+) -> None:
+    conn = Recorder(ignores=True)
+    session = start(OneShotOptions(cwd=str(tmp_path), quiet=True), conn)
+    assert [method for method, _ in conn.sent] == ["initialize", "session.create", "session.attach"]
     assert session["session"] == "s1" and session["last_seq"] == 7
 
 
