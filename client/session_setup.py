@@ -39,15 +39,13 @@ def running_daemon() -> Connection | None:
 
 def reach_daemon(style: Style) -> Connection | None:
     """A connection, starting the daemon if needed; None after saying why not."""
-    path = paths.socket_path()
-    try:
-        return connect(path)  # a running daemon: the launcher is not even imported
-    except DaemonUnreachable:
-        pass
+    running = running_daemon()
+    if running is not None:
+        return running  # the launcher (and subprocess) is not even imported
     from .launcher import connect_or_start
 
     try:
-        return connect_or_start(path)
+        return connect_or_start(paths.socket_path())
     except DaemonUnreachable as exc:
         style.line(f"harness: cannot reach the daemon: {exc}", "red")
         return None
@@ -73,7 +71,7 @@ def open_session(
     conn: Connection, options: OneShotOptions, info: dict[str, Any], style: Style
 ) -> dict[str, Any]:
     """Join `--session`, or create a session for the workspace; print the route line.
-    For a connection already initialized (`info`); `start_session` does both at once."""
+    For a connection already initialized (`info`); `SessionRequest` does both at once."""
     _announce(info, style)
     if options.session:
         return _join(conn, options, info, style)
@@ -157,11 +155,9 @@ def _create_params(options: OneShotOptions, names: list[str] | None = None) -> d
 
 def _own_keys(options: OneShotOptions) -> list[str]:
     """The key variables this user's own config files name, and the search keys."""
-    from coding_harness.protocol.paths import home_dir
-
     from .config_defaults import key_names
 
-    return key_names(home_dir(), Path(options.cwd or Path.cwd()))
+    return key_names(paths.home_dir(), Path(options.cwd or Path.cwd()))
 
 
 def _created(

@@ -53,17 +53,8 @@ def register(table: MethodTable, daemon: Daemon) -> None:
             raise errors.UnsupportedProtocol(
                 f"protocol {protocol!r} is not supported; this daemon speaks {low}..{high}"
             )
-        conn.initialized = True
-        if isinstance(client, dict):
-            conn.client_name = str(client.get("name", "unknown"))[:64]
-        conn.can_approve = bool(isinstance(capabilities, dict) and capabilities.get("approvals"))
-        opened = None
-        if session is not None:
-            try:
-                opened = await opener.open(conn, session)
-            except BaseException:
-                conn.initialized = False
-                raise
+        _introduce(conn, client, capabilities)
+        opened = await _open(opener, conn, session)
         notice = None
         if isinstance(capabilities, dict) and capabilities.get("notices"):
             notice, daemon.store.notice = daemon.store.notice, None  # to one client, once
@@ -100,6 +91,25 @@ def register(table: MethodTable, daemon: Daemon) -> None:
         refuse_tool_children(conn)
         conn.after_response(daemon.request_stop)
         return {"stopping": True}
+
+
+def _introduce(conn: Connection, client: Any, capabilities: Any) -> None:
+    conn.initialized = True
+    if isinstance(client, dict):
+        conn.client_name = str(client.get("name", "unknown"))[:64]
+    conn.can_approve = bool(isinstance(capabilities, dict) and capabilities.get("approvals"))
+
+
+async def _open(opener: SessionOpener, conn: Connection, session: Any) -> dict[str, Any] | None:
+    """The session `initialize` names, created or joined; when that fails, the
+    connection is left uninitialized and the error is the session request's."""
+    if session is None:
+        return None
+    try:
+        return await opener.open(conn, session)
+    except BaseException:
+        conn.initialized = False
+        raise
 
 
 def _rates(daemon: Daemon, session: Session) -> dict[str, Any]:
