@@ -13,9 +13,11 @@ from the command line, and `NO_COLOR` turns colors off whatever `plain` says.
 The same files give the API key variables (`api_key_env`) the profiles
 of the user's own files name (the global and legacy files, never the
 project's: a repository must not choose which of the user's variables are
-sent) and the web search keys (`key_names`), so a new session gets their
-values in its first request (`session_setup.py`); whatever else the daemon
-names comes with the submit.
+sent) and the web search keys (`key_names`), and with no config file at all
+the usual provider key variables first-run discovery looks for, so a new
+session gets their values in its first request (`session_setup.py`), as it
+did when the daemon named them first; whatever else the daemon names comes
+with the submit.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from coding_harness.protocol.config_files import (
+    DISCOVERY_KEY_VARIABLES,
     SEARCH_KEY_VARIABLES,
     global_config,
     legacy_config,
@@ -44,7 +47,8 @@ def output_defaults(home: Path, cwd: Path) -> dict[str, bool]:
 
 
 def key_names(home: Path, cwd: Path) -> list[str]:
-    """The key variables the user's own config files name, and the search keys."""
+    """The key variables the user's own config files name (with none, those discovery
+    looks for), and the search keys."""
     return _scan(home, cwd)[1]
 
 
@@ -59,7 +63,9 @@ def _scan(home: Path, cwd: Path) -> tuple[dict[str, bool], list[str]]:
     found: dict[str, bool] = {}
     names: dict[str, None] = {}  # ordered, without repeats
     files = ((global_config(home), True), (project_config(cwd), False), (legacy_config(home), True))
+    present = False
     for path, users_own in files:
+        present = present or path.is_file()
         data = _read(path)
         for key in KEYS:
             value = data.get(key)
@@ -67,6 +73,8 @@ def _scan(home: Path, cwd: Path) -> tuple[dict[str, bool], list[str]]:
                 found[key] = value
         if users_own:
             names.update(dict.fromkeys(profile_key_names(data)))
+    if not present:
+        names.update(dict.fromkeys(DISCOVERY_KEY_VARIABLES))
     names.update(dict.fromkeys(SEARCH_KEY_VARIABLES))
     return found, list(names)
 

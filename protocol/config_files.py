@@ -22,6 +22,20 @@ LEGACY_CONFIG_PATH = Path(".config") / "coding-agent" / "config.json"
 # The web search keys the daemon reads (its `tools/search.py`), named here too so a
 # client can send their values before it has asked the daemon anything.
 SEARCH_KEY_VARIABLES = ("BRAVE_SEARCH_API_KEY", "EXA_API_KEY", "EXA_SEARCH_API_KEY")
+# The usual key variables first-run discovery looks for when no config file exists
+# (the daemon's `provider_discovery.KEY_VARIABLES`, in its order).
+DISCOVERY_KEY_VARIABLES = (
+    "OPENAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "FIREWORKS_API_KEY",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "TOGETHER_API_KEY",
+    "MISTRAL_API_KEY",
+    "CEREBRAS_API_KEY",
+    "XAI_API_KEY",
+    "GEMINI_API_KEY",
+)
 
 
 class NestedTooDeeply(ValueError):

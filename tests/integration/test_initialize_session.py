@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
+import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -175,3 +177,41 @@ def test_a_oneshot_with_an_unknown_session_still_exits_5(
     done = run_harness(["--session", "nope", "-p", "hi"], env=sandbox.env, cwd=Path("/"))
     assert done.returncode == 5
     assert "no session 'nope'" in done.stderr
+
+
+def _first_request(path: Path, seen: list[dict[str, Any]]) -> threading.Thread:
+    """A stand-in daemon on `path` that keeps the first request and refuses it."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def serve() -> None:
+        with listener:
+            conn, _ = listener.accept()
+            with conn, conn.makefile("rb") as lines:
+                request = json.loads(lines.readline())
+                seen.append(request)
+                error = {"code": -32010, "message": "stand-in daemon"}
+                answer = {"jsonrpc": "2.0", "id": request["id"], "error": error}
+                conn.sendall(json.dumps(answer).encode() + b"\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_with_no_config_file_the_first_request_carries_the_keys_discovery_looks_for(
+    sandbox: Sandbox,
+) -> None:
+    """First-run discovery runs in session.create, before any submit: a key exported
+    only in the client's shell must already be in the combined initialize."""
+    seen: list[dict[str, Any]] = []
+    server = _first_request(sandbox.socket, seen)
+    env = {**sandbox.env, "OPENROUTER_API_KEY": "sk-or-client-only"}
+    done = run_harness(["-q", "-p", "hi"], env=env, cwd=sandbox.workspace, timeout=30)
+    server.join(timeout=5)
+    [request] = seen
+    assert request["method"] == "initialize"
+    assert request["params"]["session"]["env"]["OPENROUTER_API_KEY"] == "sk-or-client-only"
+    assert done.returncode == 5 and "stand-in daemon" in done.stderr

@@ -20,7 +20,7 @@ from coding_harness.client.session_setup import SessionRequest
 from coding_harness.client.style import Style
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import DaemonUnreachable
-from coding_harness.protocol.config_files import SEARCH_KEY_VARIABLES
+from coding_harness.protocol.config_files import DISCOVERY_KEY_VARIABLES, SEARCH_KEY_VARIABLES
 from coding_harness.protocol.version import __version__
 
 SUMMARY = {"session": "s1", "cwd": "/w", "provider": "p", "model": "m", "key_env": ["K"]}
@@ -154,7 +154,17 @@ def test_a_config_naming_no_key_still_sends_the_search_keys(tmp_path: Path) -> N
     assert key_names(tmp_path, tmp_path) == list(SEARCH_KEY_VARIABLES)
 
 
-def test_the_clients_search_key_names_are_the_daemons() -> None:
+def test_with_no_config_file_the_keys_discovery_looks_for_are_sent(tmp_path: Path) -> None:
+    """As the daemon names them then, so first-run discovery at session.create sees a
+    key exported only in the client's shell."""
+    names = key_names(tmp_path / "home", tmp_path)
+    assert names == [*DISCOVERY_KEY_VARIABLES, *SEARCH_KEY_VARIABLES]
+    assert "OPENROUTER_API_KEY" in names
+
+
+def test_the_clients_key_name_lists_are_the_daemons() -> None:
+    from coding_harness.daemon.provider_discovery import KEY_VARIABLES
     from coding_harness.daemon.tools.search import SEARCH_KEY_VARIABLES as daemons
 
     assert tuple(SEARCH_KEY_VARIABLES) == tuple(daemons)
+    assert tuple(DISCOVERY_KEY_VARIABLES) == tuple(KEY_VARIABLES)
