@@ -9,7 +9,8 @@ PYTHONDONTWRITEBYTECODE=1, where the project's modules are compiled on every
 run (when the tree has no __pycache__). The
 runs of each kind are interleaved, so a busy machine slows all of them alike.
 Everything runs in a temporary HOME and socket; the daemon and the fake model
-server are stopped at the end.
+server are stopped at the end. The profile takes no turn-close notes: that
+second model call follows each reply, so it would overlap the next run.
 
 With `--importtime N` it also prints the N costliest imports of one warm
 `harness -q -p hi` that the bare interpreter does not make (`python -X
@@ -120,7 +121,9 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="chb-", dir="/tmp"))
     env = sandbox(root)
     server = FakeModelServer([Reply(content="ok")] * (2 * runs + 8)).start()
-    config = {"providers": {"fake": {"type": "openai", "endpoint": server.endpoint, "model": "m"}}}
+    # No turn-close notes call: it follows each reply and would run during the next start.
+    profile = {"type": "openai", "endpoint": server.endpoint, "model": "m", "notes": False}
+    config = {"providers": {"fake": profile}}
     (root / "home" / ".coding_harness.json").write_text(json.dumps(config))
     socket_path = Path(env["CODING_HARNESS_SOCKET"])
     daemon = start_daemon(socket_path, env)
