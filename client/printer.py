@@ -17,11 +17,14 @@ lean default) or `rich_view.RichView` (a terminal: Markdown, spinner).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, TextIO
 
 from .style import INTENT_COLORS
 
+# typing is for the type checker only: importing it costs a one-shot run ~3 ms.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TextIO
+
     from .view_protocol import View
 
 USAGE_KEYS = ("prompt_tokens", "cached_tokens", "completion_tokens")

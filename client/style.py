@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
 
 from .sanitize import visible
+
+# typing is for the type checker only: importing it costs a one-shot run ~3 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 RESET = "\x1b[0m"
 CODES = {

@@ -13,7 +13,6 @@ of its own, uses `cancel`, `respond` and `reattach`.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import (
@@ -27,8 +26,11 @@ from coding_harness.protocol.methods import EventKind
 
 from .printer import TurnPrinter
 
+# typing is for the type checker only: importing it costs a one-shot run ~3 ms.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     # Returns (decision, reason), or None when this client cannot answer.
     Answerer = Callable[[dict[str, Any]], tuple[str, str] | None]

@@ -8,13 +8,15 @@ view, so scripts and pipes never pay for rich. NO_COLOR keeps the rich view
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TextIO
-
 from .args import OneShotOptions
 from .plain_view import PlainView
 from .style import Style, is_terminal, no_color_requested
 
+# typing is for the type checker only: importing it costs a one-shot run ~3 ms.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from .rich_view import RichView
     from .view_protocol import View
 

@@ -3,7 +3,12 @@
 docs/protocol.md describes each; a client or daemon never spells one inline.
 """
 
-from typing import Final
+from __future__ import annotations
+
+# typing is for the type checker only: importing it costs a one-shot run ~3 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 INITIALIZE: Final = "initialize"
 

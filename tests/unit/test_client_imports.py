@@ -79,8 +79,17 @@ def test_the_session_request_goes_out_before_the_output_modules_load() -> None:
 # False`): typing costs a run ~3 ms, saved once every module on the path does this.
 TYPING_FREE = (
     "client/args.py",
+    "client/failures.py",
     "client/oneshot.py",
+    "client/plain_view.py",
+    "client/printer.py",
+    "client/sanitize.py",
     "client/session_setup.py",
+    "client/style.py",
+    "client/turn_driver.py",
+    "client/version_skew.py",
+    "client/views.py",
+    "protocol/methods.py",
     "protocol/client.py",
     "protocol/config_files.py",
     "protocol/errors.py",
@@ -101,6 +110,19 @@ def test_oneshot_modules_import_typing_for_the_type_checker_only(name: str) -> N
         in ([node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names])
     ]
     assert runtime == [], f"{name} imports typing at run time, line {runtime[0].lineno}"
+
+
+def test_a_whole_oneshot_run_never_loads_typing() -> None:
+    code = (
+        "from coding_harness.client import cli, oneshot, session_setup\n"
+        "from coding_harness.client import printer, views, plain_view, turn_driver\n"
+        "from coding_harness.client.args import parse_oneshot\n"
+        "parse_oneshot(['-q', '-p', 'hi'])\n"
+        "print('typing' in sys.modules)\n"
+    )
+    probe = f"import sys\n{code}"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
 
 
 def test_plain_rendering_and_argument_parsing_import_nothing_heavy() -> None:
