@@ -20,11 +20,7 @@ import socket
 import statistics
 import time
 
-from coding_harness.daemon.provider_discovery import (
-    LOCAL_SERVERS,
-    PROBE_PORTS_VARIABLE,
-    discover,
-)
+from coding_harness.daemon.provider_discovery import LOCAL_SERVERS, PROBE_PORTS_VARIABLE, discover
 
 
 def _free(port: int) -> bool:

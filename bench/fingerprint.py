@@ -31,11 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coding_harness.daemon.agent.fingerprint import (
-    SETTLE_NS,
-    Fingerprinter,
-    workspace_fingerprint,
-)
+from coding_harness.daemon.agent.fingerprint import SETTLE_NS, Fingerprinter, workspace_fingerprint
 
 TARGET_MS = 50.0
 PER_FOLDER = 100

@@ -11,14 +11,13 @@ import select
 import sys
 from typing import Any
 
+from coding_harness.client import approval_prompt, exit_codes
+from coding_harness.client.launcher import connect_or_start
+from coding_harness.client.style import Style, color_wanted
 from coding_harness.protocol import errors, methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
-
-from . import approval_prompt, exit_codes
-from .launcher import connect_or_start
-from .style import Style, color_wanted
 
 USAGE = "usage: harness approve [SESSION]"
 

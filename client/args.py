@@ -11,9 +11,8 @@ mistakes) goes to argparse, which gives the same result or the error.
 
 from __future__ import annotations
 
+from coding_harness.client.text_input import UTF8_FIX, BadInput, utf8_problem
 from coding_harness.protocol.version import __version__
-
-from .text_input import UTF8_FIX, BadInput, utf8_problem
 
 SUBCOMMANDS = ("sessions", "attach", "approve", "trust", "doctor", "completions", "daemon")
 DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")

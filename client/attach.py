@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from coding_harness.client import exit_codes
+from coding_harness.client.args import OneShotOptions
+from coding_harness.client.style import Style
 from coding_harness.protocol import methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
-
-from . import exit_codes
-from .args import OneShotOptions
-from .style import Style
 
 USAGE = "usage: harness attach [SESSION]"
 
@@ -32,7 +31,7 @@ def main(argv: list[str]) -> int:
     if session is None:
         print(f"harness: no session for {Path.cwd()}; start one with `harness`", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
-    from .repl import run_repl
+    from coding_harness.client.repl import run_repl
 
     return run_repl(OneShotOptions(session=session))
 

@@ -15,8 +15,8 @@ import importlib
 import os
 import sys
 
-from . import exit_codes
-from .args import (
+from coding_harness.client import exit_codes
+from coding_harness.client.args import (
     SUBCOMMANDS,
     OneShotOptions,
     UsageError,
@@ -24,8 +24,8 @@ from .args import (
     parse_oneshot,
     version_text,
 )
-from .failures import prepare_streams, run_guarded
-from .text_input import BadInput, decode_input, utf8_problem
+from coding_harness.client.failures import prepare_streams, run_guarded
+from coding_harness.client.text_input import BadInput, decode_input, utf8_problem
 
 # Room left in a message for everything a submit carries besides the prompt.
 MESSAGE_OVERHEAD = 1024 * 1024
@@ -58,10 +58,10 @@ def _main(args: list[str]) -> int:
         print(f"harness: {exc}\nTry 'harness --help'.", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     if not prompt:
-        from .repl import run_repl
+        from coding_harness.client.repl import run_repl
 
         return run_repl(options)
-    from .oneshot import run
+    from coding_harness.client.oneshot import run
 
     return run(options, prompt)
 
@@ -98,9 +98,8 @@ def _config_defaults(options: OneShotOptions) -> None:
     """The config's `quiet`, `plain` and `debug` under the flags (`config_defaults.py`)."""
     from pathlib import Path
 
+    from coding_harness.client.config_defaults import apply_defaults
     from coding_harness.protocol.paths import home_dir
-
-    from .config_defaults import apply_defaults
 
     try:
         cwd = Path(options.cwd or Path.cwd())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from .args import DAEMON_ACTIONS, SHELLS, SUBCOMMANDS
+from coding_harness.client.args import DAEMON_ACTIONS, SHELLS, SUBCOMMANDS
 
 
 class Flag:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from coding_harness.client.args import OneShotOptions
 from coding_harness.protocol.config_files import (
     DISCOVERY_KEY_VARIABLES,
     SEARCH_KEY_VARIABLES,
@@ -33,8 +34,6 @@ from coding_harness.protocol.config_files import (
     profile_key_names,
     project_config,
 )
-
-from .args import OneShotOptions
 
 KEYS = ("quiet", "plain", "debug")
 # A config file larger than this is not one anybody wrote by hand; the daemon says so.

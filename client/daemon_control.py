@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import sys
 
+from coding_harness.client import exit_codes
+from coding_harness.client.daemon_stop import stop
+from coding_harness.client.launcher import connect_or_start
+from coding_harness.client.style import Style
+from coding_harness.client.version_skew import warn as warn_version_skew
 from coding_harness.protocol import errors, paths
 from coding_harness.protocol.client import DaemonUnreachable
 from coding_harness.protocol.version import __version__
-
-from . import exit_codes
-from .daemon_stop import stop
-from .launcher import connect_or_start
-from .style import Style
-from .version_skew import warn as warn_version_skew
 
 USAGE = (
     "usage: harness daemon start|stop|restart|status|install|uninstall\n"
@@ -27,7 +26,7 @@ USAGE = (
 def main(argv: list[str]) -> int:
     action, rest = (argv[0], argv[1:]) if argv else ("", [])
     if action == "logs":
-        from .daemon_logs import main as logs_main
+        from coding_harness.client.daemon_logs import main as logs_main
 
         return logs_main(rest)
     handlers = {
@@ -66,18 +65,18 @@ def restart() -> int:
 
 
 def _status() -> int:
-    from .daemon_status import status
+    from coding_harness.client.daemon_status import status
 
     return status()
 
 
 def _install() -> int:
-    from .service_install import install
+    from coding_harness.client.service_install import install
 
     return install()
 
 
 def _uninstall() -> int:
-    from .service_install import uninstall
+    from coding_harness.client.service_install import uninstall
 
     return uninstall()

@@ -18,9 +18,8 @@ import time
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
+from coding_harness.client import exit_codes
 from coding_harness.protocol import discovery, paths
-
-from . import exit_codes
 
 DEFAULT_LINES = 50
 BACKUPS = 3

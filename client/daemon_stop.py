@@ -15,11 +15,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from coding_harness.client import exit_codes
 from coding_harness.protocol import discovery, errors, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
-
-from . import exit_codes
 
 STOP_MARGIN = 15.0
 DEFAULT_DRAIN = 10.0
@@ -99,7 +98,7 @@ def activation_waits(socket_path: Path) -> bool:
         return False
     if not sys.platform.startswith("linux"):
         return False
-    from .service_units import SOCKET_NAME, systemd_socket_path, unit_dir
+    from coding_harness.client.service_units import SOCKET_NAME, systemd_socket_path, unit_dir
 
     return (
         socket_path == systemd_socket_path(os.environ)

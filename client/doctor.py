@@ -20,12 +20,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from coding_harness.protocol import discovery, errors, methods, paths
-from coding_harness.protocol.client import DaemonUnreachable, connect
-from coding_harness.protocol.version import __version__
-
-from . import exit_codes, service_units, version_skew
-from .doctor_config import (
+from coding_harness.client import exit_codes, service_units, version_skew
+from coding_harness.client.doctor_config import (
     Finding,
     check_configs,
     check_endpoints,
@@ -36,7 +32,10 @@ from .doctor_config import (
     problem,
     usable_profiles,
 )
-from .doctor_discovery import check_discovery
+from coding_harness.client.doctor_discovery import check_discovery
+from coding_harness.protocol import discovery, errors, methods, paths
+from coding_harness.protocol.client import DaemonUnreachable, connect
+from coding_harness.protocol.version import __version__
 
 LABELS = {"ok": "ok", "problem": "PROBLEM", "info": "info"}
 TOOL_TIMEOUT = 10.0

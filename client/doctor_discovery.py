@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from coding_harness.client.doctor_config import Finding, info
+from coding_harness.client.sanitize import one_line
 from coding_harness.protocol import errors, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
-
-from .doctor_config import Finding, info
-from .sanitize import one_line
 
 MODELS_SHOWN = 5
 DISCOVER_TIMEOUT = 10.0

@@ -15,21 +15,25 @@ from __future__ import annotations
 import json
 import sys
 
+from coding_harness.client import exit_codes
+from coding_harness.client.failures import rpc_exit_code
+from coding_harness.client.session_setup import (
+    SessionRequest,
+    key_env,
+    reach_daemon,
+    running_daemon,
+)
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
-
-from . import exit_codes
-from .failures import rpc_exit_code
-from .session_setup import SessionRequest, key_env, reach_daemon, running_daemon
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .args import OneShotOptions
-    from .style import Style
+    from coding_harness.client.args import OneShotOptions
+    from coding_harness.client.style import Style
 
 
 CLIENT = ("harness", __version__)
@@ -39,7 +43,7 @@ def run(options: OneShotOptions, prompt: str) -> int:
     conn = running_daemon()
     # The session request goes out first; what prints loads while the daemon works.
     request = SessionRequest(conn, options, CLIENT) if conn is not None else None
-    from .style import Style, color_wanted
+    from coding_harness.client.style import Style, color_wanted
 
     style = Style(sys.stderr, color=color_wanted(sys.stderr, options.plain))
     _import_output()
@@ -64,7 +68,7 @@ def run(options: OneShotOptions, prompt: str) -> int:
 def _failed(options: OneShotOptions, code: int, session: str | None = None) -> int:
     """Exit with `code`; the JSON formats still print their one result object."""
     if options.output_format in ("json", "stream-json"):
-        from .printer import result_object
+        from coding_harness.client.printer import result_object
 
         result = result_object({"exit_code": code, "session": session})
         sys.stdout.write(json.dumps(result) + "\n")
@@ -74,15 +78,15 @@ def _failed(options: OneShotOptions, code: int, session: str | None = None) -> i
 
 def _import_output() -> None:
     """Load what prints the turn (done while the daemon opens the session)."""
-    from . import printer, turn_driver, views  # noqa: F401
+    from coding_harness.client import printer, turn_driver, views  # noqa: F401
 
 
 def _run(
     conn: Connection, session: dict[str, Any], options: OneShotOptions, prompt: str, style: Style
 ) -> int:
-    from .printer import PrintOptions, TurnPrinter
-    from .turn_driver import TurnDriver
-    from .views import oneshot_view
+    from coding_harness.client.printer import PrintOptions, TurnPrinter
+    from coding_harness.client.turn_driver import TurnDriver
+    from coding_harness.client.views import oneshot_view
 
     view = oneshot_view(options, style, sys.stdout)
     printer = TurnPrinter(
@@ -140,7 +144,7 @@ def _answerer(options: OneShotOptions, style: Style) -> Any:
         nonlocal exhausted
         if exhausted:
             return None
-        from . import approval_prompt  # only when a change waits for an answer
+        from coding_harness.client import approval_prompt  # only when a change waits for an answer
 
         result = approval_prompt.ask(style, kind=request.get("kind"))
         exhausted = result is None

@@ -14,17 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from coding_harness.client.repl_events import EventPump
+from coding_harness.client.turn_driver import reattach
 from coding_harness.protocol import errors
-from coding_harness.protocol.client import (
-    Connection,
-    DaemonUnreachable,
-    ProtocolViolation,
-    connect,
-)
+from coding_harness.protocol.client import Connection, DaemonUnreachable, ProtocolViolation, connect
 from coding_harness.protocol.version import __version__
-
-from .repl_events import EventPump
-from .turn_driver import reattach
 
 Show = Callable[[str, dict[str, Any], dict[str, Any]], None]
 Notice = Callable[[str, str], None]

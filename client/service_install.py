@@ -24,10 +24,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from coding_harness.protocol import discovery, paths
-
-from . import exit_codes
-from .service_units import (
+from coding_harness.client import exit_codes
+from coding_harness.client.service_units import (
     LABEL,
     PLIST_NAME,
     SERVICE_NAME,
@@ -40,6 +38,7 @@ from .service_units import (
     systemd_socket_path,
     unit_dir,
 )
+from coding_harness.protocol import discovery, paths
 
 COMMAND_TIMEOUT = 60.0
 SYSTEMCTL_ENABLE = [
@@ -157,7 +156,7 @@ def _hand_over(env: dict[str, str], *, keep_activated: bool) -> None:
     if keep_activated and record.get("socket_activated"):
         return
     print(f"stopping the daemon started outside the service manager (pid {record['pid']})")
-    from .daemon_stop import stop
+    from coding_harness.client.daemon_stop import stop
 
     stop()
 

@@ -20,8 +20,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .args import OneShotOptions
-    from .style import Style
+    from coding_harness.client.args import OneShotOptions
+    from coding_harness.client.style import Style
 
 
 def key_env(names: list[str]) -> dict[str, str]:
@@ -42,7 +42,7 @@ def reach_daemon(style: Style) -> Connection | None:
     running = running_daemon()
     if running is not None:
         return running  # the launcher (and subprocess) is not even imported
-    from .launcher import connect_or_start
+    from coding_harness.client.launcher import connect_or_start
 
     try:
         return connect_or_start(paths.socket_path())
@@ -132,7 +132,7 @@ class SessionRequest:
 
 def _announce(info: dict[str, Any], style: Style) -> None:
     """What `initialize` has to say: a version skew, the daemon's one-time notice."""
-    from .version_skew import warn as warn_version_skew
+    from coding_harness.client.version_skew import warn as warn_version_skew
 
     warn_version_skew(info, style)
     if info.get("notice"):
@@ -155,7 +155,7 @@ def _create_params(options: OneShotOptions, names: list[str] | None = None) -> d
 
 def _own_keys(options: OneShotOptions) -> list[str]:
     """The key variables this user's own config files name, and the search keys."""
-    from .config_defaults import key_names
+    from coding_harness.client.config_defaults import key_names
 
     return key_names(paths.home_dir(), Path(options.cwd or Path.cwd()))
 
@@ -194,7 +194,7 @@ def debug_command(conn: Connection, session: str, argument: str, style: Style) -
     """The REPL's `/debug [on|off]`: switch the session's debug log, or show it."""
     word = argument.strip().lower()
     if word not in DEBUG_CHOICES:
-        from .sanitize import one_line
+        from coding_harness.client.sanitize import one_line
 
         shown = one_line(argument, 40)
         style.line(f"/debug {shown}: say on or off (usage: /debug [on|off])", "yellow")

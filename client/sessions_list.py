@@ -11,14 +11,13 @@ import sys
 import time
 from typing import Any
 
+from coding_harness.client import exit_codes
+from coding_harness.client.durations import age
+from coding_harness.client.sanitize import visible
+from coding_harness.client.style import is_terminal
 from coding_harness.protocol import methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
-
-from . import exit_codes
-from .durations import age
-from .sanitize import visible
-from .style import is_terminal
 
 
 def main(argv: list[str]) -> int:
@@ -37,7 +36,7 @@ def main(argv: list[str]) -> int:
     if not sessions:
         print("no sessions")
     elif is_terminal(sys.stdout):
-        from .tables import print_table, sessions_table
+        from coding_harness.client.tables import print_table, sessions_table
 
         print_table(sessions_table(sessions))
     else:

@@ -14,16 +14,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from coding_harness.client.attach import print_history
+from coding_harness.client.memory_command import MemoryCommand
+from coding_harness.client.sanitize import one_line, visible
+from coding_harness.client.slash_files import (
+    BadFile,
+    load_messages,
+    save_messages,
+    shown,
+    user_path,
+)
+from coding_harness.client.style import Style
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
 from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
-
-from .attach import print_history
-from .memory_command import MemoryCommand
-from .sanitize import one_line, visible
-from .slash_files import BadFile, load_messages, save_messages, shown, user_path
-from .style import Style
 
 QUIT = "quit"
 ROUTES = ("general", "coding", "hybrid")
@@ -41,7 +46,9 @@ class _AgentCommands:
     run_turn: RunTurn
 
     def _context(self, _: str) -> None:
-        from .tables import render_context_table  # rich stays off the lean path
+        from coding_harness.client.tables import (
+            render_context_table,  # rich stays off the lean path
+        )
 
         data = self.conn.request(methods.SESSION_CONTEXT, {"session": self.session})
         render_context_table(data)
@@ -266,7 +273,7 @@ class SlashCommands(_AgentCommands):
         self.style.line(f"now using {switched.get('provider')} · {switched.get('model')}", "dim")
 
     def _tokens(self, _: str) -> None:
-        from .tables import render_tokens_table  # rich stays off the lean path
+        from coding_harness.client.tables import render_tokens_table  # rich stays off the lean path
 
         render_tokens_table(self.conn.request(methods.STATS_GET, {"session": self.session}))
 
@@ -303,6 +310,6 @@ class SlashCommands(_AgentCommands):
         self._configure(token_budget=int(argument))
 
     def _debug(self, argument: str) -> None:
-        from .session_setup import debug_command
+        from coding_harness.client.session_setup import debug_command
 
         debug_command(self.conn, self.session, argument, self.style)

@@ -12,9 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from coding_harness.client.sanitize import one_line
 from coding_harness.protocol.config_files import parse_json
-
-from .sanitize import one_line
 
 # A saved conversation larger than this is not read (the daemon would refuse it anyway).
 LOAD_LIMIT_BYTES = 64 * 1024 * 1024

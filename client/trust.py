@@ -15,11 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from coding_harness.client import exit_codes
+from coding_harness.client.style import Style, color_wanted
 from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME, parse_json
-
-from . import exit_codes
-from .style import Style, color_wanted
 
 USAGE = "usage: harness trust [-y|--yes] [--revoke]   (in the project folder)"
 NOT_TRUSTED = 1

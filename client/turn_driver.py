@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+from coding_harness.client.printer import TurnPrinter
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import (
     Connection,
@@ -23,8 +24,6 @@ from coding_harness.protocol.client import (
 )
 from coding_harness.protocol.history_pages import read_message_text
 from coding_harness.protocol.methods import EventKind
-
-from .printer import TurnPrinter
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import main
+from coding_harness.daemon.cli import main
 
 sys.exit(main())

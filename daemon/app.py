@@ -26,27 +26,26 @@ from typing import Any
 
 import psutil
 
+from coding_harness.daemon.config import ConfigCache
+from coding_harness.daemon.credentials import load_credentials
+from coding_harness.daemon.methods import build_methods
+from coding_harness.daemon.methods.provider_methods import reload_configuration
+from coding_harness.daemon.providers.pool import ProviderPool
+from coding_harness.daemon.restore import restore_sessions, tell_store_problem
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import Endpoint
+from coding_harness.daemon.server.service import ServiceContext, remove_record, write_record
+from coding_harness.daemon.server.socket_server import SocketServer
+from coding_harness.daemon.sessions import EVENT_LOG_LIMIT, SessionTable
+from coding_harness.daemon.state_lock import StateLock
+from coding_harness.daemon.store import Store
+from coding_harness.daemon.tools import prctl, process_tree
+from coding_harness.daemon.tools.builtin import build_tools
+from coding_harness.daemon.tools.containment import command_keeper
+from coding_harness.daemon.tools.leftovers import RECORD_NAME, LeftoverRecord
+from coding_harness.daemon.turns import TurnRunner
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
 from coding_harness.protocol.version import PROTOCOL_VERSION, __version__
-
-from .config import ConfigCache
-from .connection import Connection
-from .credentials import load_credentials
-from .methods import build_methods
-from .methods.provider_methods import reload_configuration
-from .providers.pool import ProviderPool
-from .restore import restore_sessions, tell_store_problem
-from .rpc import Endpoint
-from .server import SocketServer
-from .service import ServiceContext, remove_record, write_record
-from .sessions import EVENT_LOG_LIMIT, SessionTable
-from .state_lock import StateLock
-from .store import Store
-from .tools import prctl, process_tree
-from .tools.builtin import build_tools
-from .tools.containment import command_keeper
-from .tools.leftovers import RECORD_NAME, LeftoverRecord
-from .turns import TurnRunner
 
 log = logging.getLogger(__name__)
 

@@ -13,14 +13,13 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, cast
 
+from coding_harness.daemon.events import Event
+from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest, JSONObject
 from coding_harness.protocol import errors
 from coding_harness.protocol.methods import DECISIONS, EventKind
 
-from .events import Event
-from .seams import ApprovalDecision, ApprovalRequest, JSONObject
-
 if TYPE_CHECKING:
-    from .store import Store
+    from coding_harness.daemon.store import Store
 
 
 class ApprovalHost(Protocol):

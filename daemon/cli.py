@@ -28,16 +28,15 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import NoReturn
 
+from coding_harness.daemon.app import DRAIN_SECONDS, SELF_CHECK_SECONDS, Daemon
+from coding_harness.daemon.config import home_dir
+from coding_harness.daemon.secret_log import KNOWN_SECRETS, install_log_redaction
+from coding_harness.daemon.secrets import collect_secrets
+from coding_harness.daemon.server.service import ServiceContext, ServiceError
+from coding_harness.daemon.server.socket_server import AlreadyRunning
+from coding_harness.daemon.tools import prctl
 from coding_harness.protocol import discovery, paths
 from coding_harness.protocol.version import __version__
-
-from .app import DRAIN_SECONDS, SELF_CHECK_SECONDS, Daemon
-from .config import home_dir
-from .secret_log import KNOWN_SECRETS, install_log_redaction
-from .secrets import collect_secrets
-from .server import AlreadyRunning
-from .service import ServiceContext, ServiceError
-from .tools import prctl
 
 log = logging.getLogger(__name__)
 

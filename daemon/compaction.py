@@ -14,11 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from coding_harness.protocol.methods import EventKind
-
-from .agent.prompts import COMPACT_PROMPT
-from .config import Config, ProviderProfile
-from .context_window import (
+from coding_harness.daemon.agent.prompts import COMPACT_PROMPT
+from coding_harness.daemon.config import Config, ProviderProfile
+from coding_harness.daemon.context_window import (
     files_changed,
     goal_of,
     latest_request,
@@ -27,11 +25,12 @@ from .context_window import (
     tokens,
     transcript,
 )
-from .plan_book import PlanKeeper
-from .plans import Plan, plan_lines, step_status
-from .providers.errors import ModelError
-from .providers.generation import request_payload
-from .seams import EventSink, JSONObject, Model, Usage
+from coding_harness.daemon.plan_book import PlanKeeper
+from coding_harness.daemon.plans import Plan, plan_lines, step_status
+from coding_harness.daemon.providers.errors import ModelError
+from coding_harness.daemon.providers.generation import request_payload
+from coding_harness.daemon.seams import EventSink, JSONObject, Model, Usage
+from coding_harness.protocol.methods import EventKind
 
 MIN_TRANSCRIPT_CHARS = 8_000
 CONTINUE = "Carry on with the latest request from where the brief leaves off."

@@ -28,15 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from coding_harness.protocol import paths, trust
-from coding_harness.protocol.config_files import (
-    GLOBAL_CONFIG_NAME,
-    LEGACY_CONFIG_PATH,
-    PROJECT_CONFIG_NAME,
-    deep_merge,
-)
-
-from .config_layers import (
+from coding_harness.daemon.config_layers import (
     BUILTIN_ORIGIN,
     BUILTIN_PROVIDER,
     DISCOVERED_ORIGIN,
@@ -49,8 +41,8 @@ from .config_layers import (
     merged_data,
     origin_finder,
 )
-from .provider_discovery import KEY_VARIABLES, Discovery
-from .providers.profiles import (
+from coding_harness.daemon.provider_discovery import KEY_VARIABLES, Discovery
+from coding_harness.daemon.providers.profiles import (
     TYPE_ALIASES,
     ConfigError,
     OriginOf,
@@ -61,8 +53,15 @@ from .providers.profiles import (
     parse_profile,
     parse_retry,
 )
-from .settings import AgentSettings, SearchSettings, parse_agent, parse_search
-from .tools.search import SEARCH_KEY_VARIABLES
+from coding_harness.daemon.settings import AgentSettings, SearchSettings, parse_agent, parse_search
+from coding_harness.daemon.tools.search import SEARCH_KEY_VARIABLES
+from coding_harness.protocol import paths, trust
+from coding_harness.protocol.config_files import (
+    GLOBAL_CONFIG_NAME,
+    LEGACY_CONFIG_PATH,
+    PROJECT_CONFIG_NAME,
+    deep_merge,
+)
 
 __all__ = [
     "BUILTIN_PROVIDER",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.providers.profiles import KeyPath, OriginOf
 from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import (
     GLOBAL_CONFIG_NAME,
@@ -25,8 +26,6 @@ from coding_harness.protocol.config_files import (
     deep_merge,
     parse_json,
 )
-
-from .providers.profiles import KeyPath, OriginOf
 
 LOCAL_ENDPOINT = "http://localhost:11434/v1/chat/completions"
 BUILTIN_PROVIDER = "local"

@@ -7,8 +7,8 @@ except local (`mlx`) profiles, which cost nothing.
 
 from __future__ import annotations
 
-from .config import ProviderProfile
-from .seams import Usage
+from coding_harness.daemon.config import ProviderProfile
+from coding_harness.daemon.seams import Usage
 
 PER = 1_000_000
 

@@ -21,10 +21,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.secrets import REDACTED, Secrets, secrets_from
 from coding_harness.protocol.paths import state_dir
-
-from .seams import JSONObject
-from .secrets import REDACTED, Secrets, secrets_from
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from coding_harness.daemon.seams import JSONObject
 from coding_harness.protocol import methods
-
-from .seams import JSONObject
 
 PendingEvent = tuple[int, str, JSONObject, float]
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from coding_harness.daemon.server.outgoing import PAGE_LIMIT, cut_strings, encode_safely
 from coding_harness.protocol import errors
-
-from .outgoing import PAGE_LIMIT, cut_strings, encode_safely
 
 JSONObject = dict[str, Any]
 # The page's own members around the messages.

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from .config import Config
+from coding_harness.daemon.config import Config
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from coding_harness.protocol.methods import EventKind
-
-from .plans import (
+from coding_harness.daemon.plans import (
     Plan,
     PlanStep,
     checklist_steps,
@@ -28,8 +26,9 @@ from .plans import (
     plan_lines,
     take_baseline,
 )
-from .seams import EventSink, JSONObject
-from .sessions import Session
+from coding_harness.daemon.seams import EventSink, JSONObject
+from coding_harness.daemon.sessions import Session
+from coding_harness.protocol.methods import EventKind
 
 Conversation = Callable[[], list[JSONObject]]
 

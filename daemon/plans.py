@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .seams import JSONObject
-from .tools.workspace import is_hidden_name
+from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.tools.workspace import is_hidden_name
 
 MAX_STEPS = 30
 STEP_CHARS = 300

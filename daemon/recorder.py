@@ -12,14 +12,13 @@ the write they describe. After a compaction replaced the whole history,
 
 from __future__ import annotations
 
+from coding_harness.daemon.config import ProviderProfile
+from coding_harness.daemon.cost import cost_usd
+from coding_harness.daemon.seams import JSONObject, Usage
+from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.store import UsageRow
+from coding_harness.daemon.tools.journal import WRITE_EVENT
 from coding_harness.protocol.methods import EventKind
-
-from .config import ProviderProfile
-from .cost import cost_usd
-from .seams import JSONObject, Usage
-from .sessions import Session
-from .store import UsageRow
-from .tools.journal import WRITE_EVENT
 
 _STEP_KINDS = frozenset({EventKind.TOOL_CALL, EventKind.TOOL_RESULT})
 

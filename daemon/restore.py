@@ -15,13 +15,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from coding_harness.daemon.events import Event
+from coding_harness.daemon.interrupted import recover_writes
+from coding_harness.daemon.seams import Usage
+from coding_harness.daemon.sessions import Session, SessionTable
+from coding_harness.daemon.store import Store, StoredSession
 from coding_harness.protocol.methods import EventKind
-
-from .events import Event
-from .interrupted import recover_writes
-from .seams import Usage
-from .sessions import Session, SessionTable
-from .store import Store, StoredSession
 
 log = logging.getLogger(__name__)
 

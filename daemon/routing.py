@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from coding_harness.daemon.agent.prompts import SUMMARY_TASK
+from coding_harness.daemon.intent import Ask, IntentDecision, Route, classify
+from coding_harness.daemon.seams import EventSink
+from coding_harness.daemon.skills import find_skill, skill_request
+from coding_harness.daemon.tools.search import SearchEngine, SearchError, format_results
 from coding_harness.protocol.methods import EventKind
-
-from .agent.prompts import SUMMARY_TASK
-from .intent import Ask, IntentDecision, Route, classify
-from .seams import EventSink
-from .skills import find_skill, skill_request
-from .tools.search import SearchEngine, SearchError, format_results
 
 SEARCH_RESULTS = 5
 SUMMARY_MODE = "summary"

@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coding_harness.protocol.methods import EventKind
-
-from .approvals import PendingApprovals
-from .connection import Connection
-from .events import Event, PendingEvent
-from .outgoing import (
+from coding_harness.daemon.approvals import PendingApprovals
+from coding_harness.daemon.events import Event, PendingEvent
+from coding_harness.daemon.seams import JSONObject, Usage
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.outgoing import (
     DELTA_KINDS,
     DELTA_PIECE_CHARS,
     EVENT_LIMIT,
@@ -35,11 +34,11 @@ from .outgoing import (
     fit_event,
     history_note,
 )
-from .seams import JSONObject, Usage
+from coding_harness.protocol.methods import EventKind
 
 if TYPE_CHECKING:
-    from .agent.fingerprint import Fingerprinter
-    from .store import Store
+    from coding_harness.daemon.agent.fingerprint import Fingerprinter
+    from coding_harness.daemon.store import Store
 
 # Deltas are many and small; memory keeps this many events per session.
 EVENT_LOG_LIMIT = 50_000

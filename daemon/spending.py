@@ -21,10 +21,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from .config import GLOBAL_CONFIG_NAME, ProviderProfile
-from .cost import cost_usd
-from .seams import JSONObject, Usage
-from .store import usage_day
+from coding_harness.daemon.config import GLOBAL_CONFIG_NAME, ProviderProfile
+from coding_harness.daemon.cost import cost_usd
+from coding_harness.daemon.seams import JSONObject, Usage
+from coding_harness.daemon.store import usage_day
 
 SESSION_KEY = "agent.spend_limit_session_usd"
 DAY_KEY = "agent.spend_limit_day_usd"

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .pid_lock import LockHeld, take_pid_lock
-from .server import AlreadyRunning
+from coding_harness.daemon.server.pid_lock import LockHeld, take_pid_lock
+from coding_harness.daemon.server.socket_server import AlreadyRunning
 
 LOCK_SUFFIX = ".lock"
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .notes_curator import Note, Redact
-from .store_backlog import Listener, StoreWriter, Write
-from .store_notes import add_notes, migrate_notes, read_notes, remove_notes
-from .store_open import open_database
-from .store_rows import (
+from coding_harness.daemon.notes_curator import Note, Redact
+from coding_harness.daemon.store_backlog import Listener, StoreWriter, Write
+from coding_harness.daemon.store_notes import add_notes, migrate_notes, read_notes, remove_notes
+from coding_harness.daemon.store_open import open_database
+from coding_harness.daemon.store_rows import (
     INSERT_USAGE,
     StoredEvent,
     UsageRow,

@@ -14,8 +14,8 @@ import logging
 import sqlite3
 import time
 
-from .notes_curator import MAX_NOTES, Note, Redact, fresh
-from .store_rows import storable
+from coding_harness.daemon.notes_curator import MAX_NOTES, Note, Redact, fresh
+from coding_harness.daemon.store_rows import storable
 
 log = logging.getLogger(__name__)
 

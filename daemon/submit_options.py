@@ -12,12 +12,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.config import home_dir
+from coding_harness.daemon.intent import ROUTES, route_named
+from coding_harness.daemon.routing import SUMMARY_MODE, TurnKind
+from coding_harness.daemon.skills import NAME, find_skill
 from coding_harness.protocol import errors
-
-from .config import home_dir
-from .intent import ROUTES, route_named
-from .routing import SUMMARY_MODE, TurnKind
-from .skills import NAME, find_skill
 
 MODES = (SUMMARY_MODE,)
 

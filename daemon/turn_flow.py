@@ -16,26 +16,24 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from coding_harness.protocol.methods import EventKind
-
-from .agent.loop import AgentLoop, LoopResult
-from .agent.prompts import GENERAL_PROMPT, with_notes
-from .config import Config, ProviderProfile, home_dir
-from .intent import Ask, model_asker
-from .notes_curator import prompt_lines
-from .plan_book import PlanBook, PlanKeeper
-from .providers.pool import ProviderPool
-from .recorder import StepRecorder
-from .routing import SUMMARY_MODE, decide_route, request_text, with_search
-from .seams import JSONObject, ToolExecutor, Usage
-from .secrets import Secrets
-from .sessions import Session
-from .tools.builtin import READ_ONLY_TOOLS
-from .tools.context import ToolContext, TurnOutcome
-from .tools.registry import OnlyTools
-from .tools.search import SearchEngine
-from .tools.seen import forget_session
-from .turn_setup import (
+from coding_harness.daemon.agent.loop import AgentLoop, LoopResult
+from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
+from coding_harness.daemon.config import Config, ProviderProfile, home_dir
+from coding_harness.daemon.intent import Ask, model_asker
+from coding_harness.daemon.notes_curator import prompt_lines
+from coding_harness.daemon.plan_book import PlanBook, PlanKeeper
+from coding_harness.daemon.providers.pool import ProviderPool
+from coding_harness.daemon.recorder import StepRecorder
+from coding_harness.daemon.routing import SUMMARY_MODE, decide_route, request_text, with_search
+from coding_harness.daemon.seams import JSONObject, ToolExecutor, Usage
+from coding_harness.daemon.secrets import Secrets
+from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS
+from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
+from coding_harness.daemon.tools.registry import OnlyTools
+from coding_harness.daemon.tools.search import SearchEngine
+from coding_harness.daemon.tools.seen import forget_session
+from coding_harness.daemon.turn_setup import (
     TurnRequest,
     build_compactor,
     build_loop,
@@ -45,6 +43,7 @@ from .turn_setup import (
     turn_system_prompt,
     usage_counter,
 )
+from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)
 

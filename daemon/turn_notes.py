@@ -24,20 +24,19 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from coding_harness.daemon.agent.prompts import NOTES_PROMPT
+from coding_harness.daemon.config import Config, ProviderProfile
+from coding_harness.daemon.cost import add_cost, cost_usd
+from coding_harness.daemon.notes_parse import NOTES_SCHEMA, TurnNotes, parse_notes
+from coding_harness.daemon.providers.errors import ModelBadRequest
+from coding_harness.daemon.providers.generation import request_payload
+from coding_harness.daemon.providers.pool import PoolKey, ProviderPool, pool_key
+from coding_harness.daemon.seams import JSONObject, Model, Usage
+from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.spending import TurnSpending, turn_spending
+from coding_harness.daemon.store import UsageRow
+from coding_harness.daemon.turn_setup import api_key, session_secrets
 from coding_harness.protocol.methods import EventKind
-
-from .agent.prompts import NOTES_PROMPT
-from .config import Config, ProviderProfile
-from .cost import add_cost, cost_usd
-from .notes_parse import NOTES_SCHEMA, TurnNotes, parse_notes
-from .providers.errors import ModelBadRequest
-from .providers.generation import request_payload
-from .providers.pool import PoolKey, ProviderPool, pool_key
-from .seams import JSONObject, Model, Usage
-from .sessions import Session
-from .spending import TurnSpending, turn_spending
-from .store import UsageRow
-from .turn_setup import api_key, session_secrets
 
 log = logging.getLogger(__name__)
 

@@ -17,30 +17,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coding_harness.daemon.agent.fingerprint import Fingerprinter, workspace_probe
+from coding_harness.daemon.agent.loop import AgentLoop, ContextKeeper, LoopSettings
+from coding_harness.daemon.agent.prompts import project_instructions, system_prompt
+from coding_harness.daemon.compaction import Compactor, context_limit
+from coding_harness.daemon.config import Config, ProviderProfile
+from coding_harness.daemon.cost import add_cost, cost_usd
+from coding_harness.daemon.debug_log import DEBUG_SWITCHES
+from coding_harness.daemon.local_services import services_paragraph
+from coding_harness.daemon.plan_book import PlanKeeper
+from coding_harness.daemon.plans import Plan, guidance
+from coding_harness.daemon.providers.pool import ProviderPool
+from coding_harness.daemon.providers.retrying import with_retries
+from coding_harness.daemon.recorder import StepRecorder
+from coding_harness.daemon.routing import TurnKind
+from coding_harness.daemon.seams import EventSink, JSONObject, Model, ToolExecutor, Usage
+from coding_harness.daemon.secrets import Secrets, collect_secrets
+from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.spending import TurnSpending, turn_spending
+from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutcome
+from coding_harness.daemon.tools.fetch import FetchPolicy
+from coding_harness.daemon.tools.search import SearchEngine, engine_named
+from coding_harness.daemon.tools.workspace import Workspace
 from coding_harness.protocol.methods import EventKind
-
-from .agent.fingerprint import Fingerprinter, workspace_probe
-from .agent.loop import AgentLoop, ContextKeeper, LoopSettings
-from .agent.prompts import project_instructions, system_prompt
-from .compaction import Compactor, context_limit
-from .config import Config, ProviderProfile
-from .cost import add_cost, cost_usd
-from .debug_log import DEBUG_SWITCHES
-from .local_services import services_paragraph
-from .plan_book import PlanKeeper
-from .plans import Plan, guidance
-from .providers.pool import ProviderPool
-from .providers.retrying import with_retries
-from .recorder import StepRecorder
-from .routing import TurnKind
-from .seams import EventSink, JSONObject, Model, ToolExecutor, Usage
-from .secrets import Secrets, collect_secrets
-from .sessions import Session
-from .spending import TurnSpending, turn_spending
-from .tools.context import PlanHooks, ToolContext, TurnOutcome
-from .tools.fetch import FetchPolicy
-from .tools.search import SearchEngine, engine_named
-from .tools.workspace import Workspace
 
 
 @dataclass(kw_only=True, slots=True)

@@ -26,24 +26,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from coding_harness.daemon.agent.loop import LoopResult
+from coding_harness.daemon.config import Config, ConfigCache, ConfigError, ProviderProfile
+from coding_harness.daemon.cost import cost_usd
+from coding_harness.daemon.interrupted import recover_writes
+from coding_harness.daemon.plan_book import PlanBook
+from coding_harness.daemon.providers.errors import ModelError
+from coding_harness.daemon.providers.pool import ProviderPool
+from coding_harness.daemon.recorder import StepRecorder
+from coding_harness.daemon.seams import JSONObject, ToolExecutor, Usage
+from coding_harness.daemon.secrets import collect_secrets
+from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.submit_options import turn_kind
+from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
+from coding_harness.daemon.turn_flow import TurnDeps, TurnState, compact_session, drive_turn
+from coding_harness.daemon.turn_notes import NotesJob, NoteTakers, wants_notes
+from coding_harness.daemon.turn_setup import TurnRequest
 from coding_harness.protocol.methods import EventKind
-
-from .agent.loop import LoopResult
-from .config import Config, ConfigCache, ConfigError, ProviderProfile
-from .cost import cost_usd
-from .interrupted import recover_writes
-from .plan_book import PlanBook
-from .providers.errors import ModelError
-from .providers.pool import ProviderPool
-from .recorder import StepRecorder
-from .seams import JSONObject, ToolExecutor, Usage
-from .secrets import collect_secrets
-from .sessions import Session
-from .submit_options import turn_kind
-from .tools.context import ToolContext, TurnOutcome
-from .turn_flow import TurnDeps, TurnState, compact_session, drive_turn
-from .turn_notes import NotesJob, NoteTakers, wants_notes
-from .turn_setup import TurnRequest
 
 log = logging.getLogger(__name__)
 

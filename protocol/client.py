@@ -24,9 +24,9 @@ import time
 from collections import deque
 from pathlib import Path
 
-from . import errors, methods
-from .framing import MAX_MESSAGE_BYTES, LineDecoder, Oversized, encode
-from .version import PROTOCOL_VERSION
+from coding_harness.protocol import errors, methods
+from coding_harness.protocol.framing import MAX_MESSAGE_BYTES, LineDecoder, Oversized, encode
+from coding_harness.protocol.version import PROTOCOL_VERSION
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False

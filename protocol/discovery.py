@@ -6,7 +6,7 @@ stop, so a record that exists names a daemon that still takes work. A client
 reads it to check the process answering on the socket before trusting it:
 `problems` names every mismatch (the recorded pid is gone, the socket path
 differs, another pid answers). The daemon writes it atomically (see
-`daemon/service.py`); this module only reads. Standard library only.
+`daemon/server/service.py`); this module only reads. Standard library only.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import paths
+from coding_harness.protocol import paths
 
 RECORD_NAME = "harnessd.json"
 FIELDS = ("pid", "socket", "version", "started_at")

@@ -7,14 +7,14 @@ too long for one page comes in slices of its `content`. These helpers follow
 
 from __future__ import annotations
 
-from . import methods
+from coding_harness.protocol import methods
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .client import Connection
+    from coding_harness.protocol.client import Connection
 
 
 def read_history(

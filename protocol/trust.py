@@ -23,8 +23,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import paths
-from .config_files import parse_json
+from coding_harness.protocol import paths
+from coding_harness.protocol.config_files import parse_json
 
 STORE_NAME = "trusted_projects.json"
 ANY = "*"

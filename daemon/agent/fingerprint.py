@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .gitignore import GitIgnore
+from coding_harness.daemon.agent.gitignore import GitIgnore
 
 MAX_ENTRIES = 100_000
 SETTLE_NS = 2_000_000_000

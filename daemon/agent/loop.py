@@ -25,23 +25,29 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from coding_harness.protocol.methods import EventKind
-
-from ..providers.errors import ModelContextExceeded, ModelError
-from ..providers.generation import request_payload
-from ..seams import EventSink, JSONObject, Model, ModelReply, ToolExecutor, Usage
-from .breaker import FAILURE_LIMIT, ShellBreaker
-from .budget import SessionTokens, TokenBudget
-from .guards import RepetitionGuard
-from .history import repair_dangling, tool_message
-from .progress import STALL_LIMIT, ProgressGuard
-from .truncation import (
+from coding_harness.daemon.agent.breaker import FAILURE_LIMIT, ShellBreaker
+from coding_harness.daemon.agent.budget import SessionTokens, TokenBudget
+from coding_harness.daemon.agent.guards import RepetitionGuard
+from coding_harness.daemon.agent.history import repair_dangling, tool_message
+from coding_harness.daemon.agent.progress import STALL_LIMIT, ProgressGuard
+from coding_harness.daemon.agent.truncation import (
     CUT_OFF_RESULT,
     CUT_OFF_RETRY,
     cut_off_ids,
     is_cut_off_error,
     without_cut_off_arguments,
 )
+from coding_harness.daemon.providers.errors import ModelContextExceeded, ModelError
+from coding_harness.daemon.providers.generation import request_payload
+from coding_harness.daemon.seams import (
+    EventSink,
+    JSONObject,
+    Model,
+    ModelReply,
+    ToolExecutor,
+    Usage,
+)
+from coding_harness.protocol.methods import EventKind
 
 SUMMARY_REQUEST = (
     "You have used every tool call this turn allows. Without calling tools, "

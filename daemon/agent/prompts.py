@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..tools.errors import ToolRefusal
-from ..tools.files import decode_text, read_regular
-from ..tools.workspace import Workspace
+from coding_harness.daemon.tools.errors import ToolRefusal
+from coding_harness.daemon.tools.files import decode_text, read_regular
+from coding_harness.daemon.tools.workspace import Workspace
 
 AGENTS_FILE = "AGENTS.md"
 AGENTS_CAP_CHARS = 8_000

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..rpc import MethodTable
-from . import (
+from coding_harness.daemon.methods import (
     approval_methods,
     context_methods,
     daemon_methods,
@@ -20,9 +19,10 @@ from . import (
     provider_methods,
     session_methods,
 )
+from coding_harness.daemon.server.rpc import MethodTable
 
 if TYPE_CHECKING:
-    from ..app import Daemon
+    from coding_harness.daemon.app import Daemon
 
 
 def build_methods(daemon: Daemon) -> MethodTable:

@@ -5,16 +5,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from coding_harness.daemon.methods.params import refuse_tool_children, text
+from coding_harness.daemon.methods.session_methods import session_of
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import MethodTable
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 
-from ..connection import Connection
-from ..rpc import MethodTable
-from .params import refuse_tool_children, text
-from .session_methods import session_of
-
 if TYPE_CHECKING:
-    from ..app import Daemon
+    from coding_harness.daemon.app import Daemon
 
 
 def register(table: MethodTable, daemon: Daemon) -> None:

@@ -12,24 +12,23 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coding_harness.daemon.compaction import context_limit
+from coding_harness.daemon.config import ConfigError, ProviderProfile, with_model
+from coding_harness.daemon.context_window import context_table
+from coding_harness.daemon.methods.params import refuse_tool_children, text, workspace_folder
+from coding_harness.daemon.methods.session_methods import session_of
+from coding_harness.daemon.plans import plan_status
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import MethodTable
+from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.skills import find_skills
+from coding_harness.daemon.tools.builtin import AGENT_TOOLS
+from coding_harness.daemon.turn_setup import turn_system_prompt
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 
-from ..compaction import context_limit
-from ..config import ConfigError, ProviderProfile, with_model
-from ..connection import Connection
-from ..context_window import context_table
-from ..plans import plan_status
-from ..rpc import MethodTable
-from ..sessions import Session
-from ..skills import find_skills
-from ..tools.builtin import AGENT_TOOLS
-from ..turn_setup import turn_system_prompt
-from .params import refuse_tool_children, text, workspace_folder
-from .session_methods import session_of
-
 if TYPE_CHECKING:
-    from ..app import Daemon
+    from coding_harness.daemon.app import Daemon
 
 
 def _profile(daemon: Daemon, session: Session) -> ProviderProfile:

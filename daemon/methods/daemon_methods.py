@@ -11,20 +11,19 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from coding_harness.daemon.config import ConfigError
+from coding_harness.daemon.methods.params import refuse_tool_children
+from coding_harness.daemon.methods.session_methods import session_of
+from coding_harness.daemon.methods.session_open import SessionOpener
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import MethodTable
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.version import PROTOCOL_VERSION, SUPPORTED_PROTOCOLS, __version__
 
-from ..config import ConfigError
-from ..connection import Connection
-from ..rpc import MethodTable
-from .params import refuse_tool_children
-from .session_methods import session_of
-from .session_open import SessionOpener
-
 if TYPE_CHECKING:
-    from ..app import Daemon
-    from ..sessions import Session
+    from coding_harness.daemon.app import Daemon
+    from coding_harness.daemon.sessions import Session
 
 
 def _supported(protocol: Any) -> bool:

@@ -14,16 +14,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coding_harness.daemon.config import Config
+from coding_harness.daemon.methods.params import env_map, text, workspace_folder
+from coding_harness.daemon.provider_discovery import CONFIG_FILE, Discovery, discover
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import MethodTable
 from coding_harness.protocol import methods as m
 
-from ..config import Config
-from ..connection import Connection
-from ..provider_discovery import CONFIG_FILE, Discovery, discover
-from ..rpc import MethodTable
-from .params import env_map, text, workspace_folder
-
 if TYPE_CHECKING:
-    from ..app import Daemon
+    from coding_harness.daemon.app import Daemon
 
 log = logging.getLogger(__name__)
 

@@ -17,19 +17,23 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from coding_harness.daemon.methods.params import (
+    refuse_tool_children,
+    text,
+    valid_text,
+    workspace_folder,
+)
+from coding_harness.daemon.methods.session_methods import session_of
+from coding_harness.daemon.notes_curator import MAX_NOTES, NOTE_KINDS, Redact
+from coding_harness.daemon.secrets import collect_secrets
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import MethodTable
+from coding_harness.daemon.turn_setup import session_secrets
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 
-from ..connection import Connection
-from ..notes_curator import MAX_NOTES, NOTE_KINDS, Redact
-from ..rpc import MethodTable
-from ..secrets import collect_secrets
-from ..turn_setup import session_secrets
-from .params import refuse_tool_children, text, valid_text, workspace_folder
-from .session_methods import session_of
-
 if TYPE_CHECKING:
-    from ..app import Daemon
+    from coding_harness.daemon.app import Daemon
 
 MAX_IDS = 1000
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coding_harness.daemon.server.connection import Connection
 from coding_harness.protocol import errors
 
-from ..connection import Connection
-
 if TYPE_CHECKING:
-    from ..app import Daemon
+    from coding_harness.daemon.app import Daemon
 
 
 def text(name: str, value: Any, *, required: bool = True) -> str:

@@ -13,20 +13,24 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coding_harness.daemon.config import Config, ConfigError, ProviderProfile, with_model
+from coding_harness.daemon.methods.params import (
+    optional_text,
+    refuse_tool_children,
+    text,
+    workspace_folder,
+)
+from coding_harness.daemon.methods.session_methods import session_of
+from coding_harness.daemon.providers.pool import pool_key
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import MethodTable
+from coding_harness.daemon.sessions import Session
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
 
-from ..config import Config, ConfigError, ProviderProfile, with_model
-from ..connection import Connection
-from ..providers.pool import pool_key
-from ..rpc import MethodTable
-from ..sessions import Session
-from .params import optional_text, refuse_tool_children, text, workspace_folder
-from .session_methods import session_of
-
 if TYPE_CHECKING:
-    from ..app import Daemon
+    from coding_harness.daemon.app import Daemon
 
 
 async def reload_configuration(daemon: Daemon) -> dict[str, Any]:

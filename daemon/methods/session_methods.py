@@ -9,22 +9,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from coding_harness.protocol import errors
-from coding_harness.protocol import methods as m
-from coding_harness.protocol.methods import EventKind
-
-from ..agent.history import check_messages
-from ..config import ConfigError
-from ..connection import Connection
-from ..debug_log import DEBUG_SWITCHES
-from ..history_pages import history_page
-from ..replay import replay
-from ..rpc import MethodTable
-from ..sessions import Session, new_session_id
-from ..settings import SEARCH_ENGINES
-from ..tools.seen import forget_session
-from .discovery_methods import first_run_note, refresh
-from .params import (
+from coding_harness.daemon.agent.history import check_messages
+from coding_harness.daemon.config import ConfigError
+from coding_harness.daemon.debug_log import DEBUG_SWITCHES
+from coding_harness.daemon.history_pages import history_page
+from coding_harness.daemon.methods.discovery_methods import first_run_note, refresh
+from coding_harness.daemon.methods.params import (
     env_map,
     optional_text,
     options_map,
@@ -33,9 +23,18 @@ from .params import (
     text,
     workspace_folder,
 )
+from coding_harness.daemon.replay import replay
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import MethodTable
+from coding_harness.daemon.sessions import Session, new_session_id
+from coding_harness.daemon.settings import SEARCH_ENGINES
+from coding_harness.daemon.tools.seen import forget_session
+from coding_harness.protocol import errors
+from coding_harness.protocol import methods as m
+from coding_harness.protocol.methods import EventKind
 
 if TYPE_CHECKING:
-    from ..app import Daemon
+    from coding_harness.daemon.app import Daemon
 
 
 _COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")

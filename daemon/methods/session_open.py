@@ -11,17 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from coding_harness.daemon.methods import session_methods
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import Handler, MethodTable
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
-
-from ..connection import Connection
-from ..rpc import Handler, MethodTable
-from . import session_methods
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..app import Daemon
+    from coding_harness.daemon.app import Daemon
 
 # What `session: {...}` may hold to create a session: session.create's params.
 CREATE_KEYS = ("cwd", "provider", "model", "options", "env")

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import httpx
 
-from .errors import ModelBadResponse
-from .stall import StallWatch
+from coding_harness.daemon.providers.errors import ModelBadResponse
+from coding_harness.daemon.providers.stall import StallWatch
 
 MIB = 1024 * 1024
 WHOLE_ANSWER_LIMIT = 16 * MIB

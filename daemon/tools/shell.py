@@ -21,13 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from coding_harness.daemon.tools.argv_rules import check_option_paths, check_words, parse
-from coding_harness.daemon.tools.command_rules import (
-    CAT,
-    LS,
-    MAKE,
-    MAKE_ASSIGNMENT_REFUSED,
-    PWD,
-)
+from coding_harness.daemon.tools.command_rules import CAT, LS, MAKE, MAKE_ASSIGNMENT_REFUSED, PWD
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import describe_kind

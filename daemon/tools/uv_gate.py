@@ -21,12 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest
-from coding_harness.daemon.tools.argv_rules import (
-    Parsed,
-    check_option_paths,
-    check_words,
-    parse,
-)
+from coding_harness.daemon.tools.argv_rules import Parsed, check_option_paths, check_words, parse
 from coding_harness.daemon.tools.command_rules import Operands, Syntax
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal

@@ -19,12 +19,7 @@ from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, run_harness, wait_for_event
-from tests.support.slow_search import (
-    RUNAWAY_PATTERN,
-    searches,
-    write_runaway_line,
-    write_slow_text,
-)
+from tests.support.slow_search import RUNAWAY_PATTERN, searches, write_runaway_line, write_slow_text
 
 
 def slow_workspace(sandbox: Sandbox) -> Path:

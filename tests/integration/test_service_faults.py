@@ -20,7 +20,7 @@ from tests.integration.conftest import Sandbox
 from tests.support.commands import run_command, start_command
 from tests.support.processes import wait_for_socket
 
-CONNECTION_CAP = 512  # daemon/server.py MAX_CONNECTIONS
+CONNECTION_CAP = 512  # daemon/server/socket_server.py MAX_CONNECTIONS
 
 
 def harness(sandbox: Sandbox, *args: str) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import socket
 
-from coding_harness.daemon.connection import Connection, QueueLimits
+from coding_harness.daemon.server.connection import Connection, QueueLimits
 
 KB = 1024
 LIMITS = QueueLimits(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from coding_harness.daemon.rpc import Endpoint, MethodTable
+from coding_harness.daemon.server.rpc import Endpoint, MethodTable
 from coding_harness.protocol import errors
 
 
@@ -189,7 +189,7 @@ def test_error_codes_match_the_specification() -> None:
 
 
 def test_a_detached_method_is_answered_later_unless_batched() -> None:
-    from coding_harness.daemon.rpc import Deferred
+    from coding_harness.daemon.server.rpc import Deferred
 
     table = MethodTable()
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from coding_harness.daemon.connection import Connection
-from coding_harness.daemon.rpc import Endpoint, MethodTable
-from coding_harness.daemon.server import SocketServer
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import Endpoint, MethodTable
+from coding_harness.daemon.server.socket_server import SocketServer
 from coding_harness.protocol import errors
 
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":1}}\n'

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.service import (
+from coding_harness.daemon.server.service import (
     Notifier,
     ServiceContext,
     ServiceError,

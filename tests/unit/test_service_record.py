@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.service import remove_record, write_record
+from coding_harness.daemon.server.service import remove_record, write_record
 from coding_harness.protocol import discovery
 
 

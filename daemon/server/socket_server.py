@@ -26,6 +26,9 @@ import struct
 from collections.abc import Callable
 from pathlib import Path
 
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.pid_lock import LockHeld, take_pid_lock
+from coding_harness.daemon.server.rpc import Deferred, Endpoint, error_response
 from coding_harness.protocol import errors
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES, LineDecoder, Oversized, encode
 from coding_harness.protocol.paths import (
@@ -33,10 +36,6 @@ from coding_harness.protocol.paths import (
     check_socket_path_length,
     ensure_private_dir,
 )
-
-from .connection import Connection
-from .pid_lock import LockHeld, take_pid_lock
-from .rpc import Deferred, Endpoint, error_response
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from coding_harness.daemon.server.outgoing import MIB, fit_response
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
-
-from .outgoing import MIB, fit_response
 
 log = logging.getLogger(__name__)
 
