@@ -46,9 +46,7 @@ class _AgentCommands:
     run_turn: RunTurn
 
     def _context(self, _: str) -> None:
-        from coding_harness.client.tables import (
-            render_context_table,  # rich stays off the lean path
-        )
+        from coding_harness.client.tables import render_context_table
 
         data = self.conn.request(methods.SESSION_CONTEXT, {"session": self.session})
         render_context_table(data)

@@ -67,9 +67,7 @@ class Style:
 
     def diff(self, text: str, path: str = "") -> None:
         """A unified diff with line numbers: headers cyan, added green, removed red."""
-        from coding_harness.client.diff_lines import (
-            numbered_lines,  # only when there is a diff to show
-        )
+        from coding_harness.client.diff_lines import numbered_lines
 
         for line, style in numbered_lines(text, path):
             self.stream.write(self.paint(line, style) + "\n")

@@ -36,7 +36,7 @@ from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Endpoint
 from coding_harness.daemon.server.service import ServiceContext, remove_record, write_record
 from coding_harness.daemon.server.socket_server import SocketServer
-from coding_harness.daemon.sessions import EVENT_LOG_LIMIT, SessionTable
+from coding_harness.daemon.sessions.session import EVENT_LOG_LIMIT, SessionTable
 from coding_harness.daemon.state_lock import StateLock
 from coding_harness.daemon.store import Store
 from coding_harness.daemon.tools import prctl, process_tree

@@ -27,7 +27,7 @@ from coding_harness.daemon.plans import (
     take_baseline,
 )
 from coding_harness.daemon.seams import EventSink, JSONObject
-from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.sessions.session import Session
 from coding_harness.protocol.methods import EventKind
 
 Conversation = Callable[[], list[JSONObject]]

@@ -32,7 +32,7 @@ from coding_harness.daemon.providers.errors import ModelBadRequest
 from coding_harness.daemon.providers.generation import request_payload
 from coding_harness.daemon.providers.pool import PoolKey, ProviderPool, pool_key
 from coding_harness.daemon.seams import JSONObject, Model, Usage
-from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.spending import TurnSpending, turn_spending
 from coding_harness.daemon.store import UsageRow
 from coding_harness.daemon.turn_setup import api_key, session_secrets

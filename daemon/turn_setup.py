@@ -23,7 +23,6 @@ from coding_harness.daemon.agent.prompts import project_instructions, system_pro
 from coding_harness.daemon.compaction import Compactor, context_limit
 from coding_harness.daemon.config import Config, ProviderProfile
 from coding_harness.daemon.cost import add_cost, cost_usd
-from coding_harness.daemon.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.local_services import services_paragraph
 from coding_harness.daemon.plan_book import PlanKeeper
 from coding_harness.daemon.plans import Plan, guidance
@@ -33,7 +32,8 @@ from coding_harness.daemon.recorder import StepRecorder
 from coding_harness.daemon.routing import TurnKind
 from coding_harness.daemon.seams import EventSink, JSONObject, Model, ToolExecutor, Usage
 from coding_harness.daemon.secrets import Secrets, collect_secrets
-from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
+from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.spending import TurnSpending, turn_spending
 from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutcome
 from coding_harness.daemon.tools.fetch import FetchPolicy

@@ -23,7 +23,7 @@ from coding_harness.protocol.version import PROTOCOL_VERSION, SUPPORTED_PROTOCOL
 
 if TYPE_CHECKING:
     from coding_harness.daemon.app import Daemon
-    from coding_harness.daemon.sessions import Session
+    from coding_harness.daemon.sessions.session import Session
 
 
 def _supported(protocol: Any) -> bool:

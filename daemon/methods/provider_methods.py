@@ -24,7 +24,7 @@ from coding_harness.daemon.methods.session_methods import session_of
 from coding_harness.daemon.providers.pool import pool_key
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import MethodTable
-from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.sessions.session import Session
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind

@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from coding_harness.daemon.agent.history import check_messages
 from coding_harness.daemon.config import ConfigError
-from coding_harness.daemon.debug_log import DEBUG_SWITCHES
-from coding_harness.daemon.history_pages import history_page
 from coding_harness.daemon.methods.discovery_methods import first_run_note, refresh
 from coding_harness.daemon.methods.params import (
     env_map,
@@ -23,10 +21,12 @@ from coding_harness.daemon.methods.params import (
     text,
     workspace_folder,
 )
-from coding_harness.daemon.replay import replay
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import MethodTable
-from coding_harness.daemon.sessions import Session, new_session_id
+from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
+from coding_harness.daemon.sessions.history_pages import history_page
+from coding_harness.daemon.sessions.replay import replay
+from coding_harness.daemon.sessions.session import Session, new_session_id
 from coding_harness.daemon.settings import SEARCH_ENGINES
 from coding_harness.daemon.tools.seen import forget_session
 from coding_harness.protocol import errors

@@ -7,7 +7,7 @@ received (the raw server-sent events of a stream, the JSON of a whole answer,
 the text of an error), the timings and any error once it ends. The pieces of
 the body come in through the request's `StallWatch` (`bodies.py`,
 `openai_stream.py` report each piece there). Providers know nothing of
-sessions: the recorder behind this interface (`daemon/debug_log.py`) decides
+sessions: the recorder behind this interface (`daemon/sessions/debug_log.py`) decides
 where the lines go and redacts them.
 """
 

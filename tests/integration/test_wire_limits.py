@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from coding_harness.daemon.server.outgoing import EVENT_LIMIT
-from coding_harness.daemon.sessions import EVENT_LOG_LIMIT
+from coding_harness.daemon.sessions.session import EVENT_LOG_LIMIT
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES

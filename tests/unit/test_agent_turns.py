@@ -20,7 +20,7 @@ from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, SUMMARY_TASK
 from coding_harness.daemon.config import ConfigCache
 from coding_harness.daemon.providers.errors import ModelRequestRejected
 from coding_harness.daemon.seams import JSONObject, ModelReply, ToolCall
-from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.turns import TurnRunner
 from coding_harness.protocol import errors

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from coding_harness.daemon.history_pages import history_page
 from coding_harness.daemon.server.outgoing import EVENT_LIMIT, fit_response
-from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.sessions.history_pages import history_page
+from coding_harness.daemon.sessions.session import Session
 from coding_harness.protocol import errors
 from coding_harness.protocol.history_pages import read_history, read_message_text
 

@@ -18,7 +18,7 @@ from coding_harness.daemon.plans import (
     take_baseline,
 )
 from coding_harness.daemon.seams import JSONObject
-from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.sessions.session import Session
 
 
 def shapes(steps: list[PlanStep]) -> list[tuple[str, list[str], bool]]:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from coding_harness.daemon.restore import RESTART_NOTE, restore_sessions
-from coding_harness.daemon.sessions import SessionTable
+from coding_harness.daemon.sessions.session import SessionTable
 from coding_harness.daemon.store import Store
 from coding_harness.daemon.tools.journal import digest
 

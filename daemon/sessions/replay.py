@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coding_harness.daemon.events import Event
 from coding_harness.daemon.server.connection import Connection
-from coding_harness.daemon.sessions import Session
+from coding_harness.daemon.sessions.events import Event
+from coding_harness.daemon.sessions.session import Session
 
 PAGE_EVENTS = 500
 

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coding_harness.daemon.approvals import PendingApprovals
-from coding_harness.daemon.events import Event, PendingEvent
 from coding_harness.daemon.seams import JSONObject, Usage
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.outgoing import (
@@ -34,6 +32,8 @@ from coding_harness.daemon.server.outgoing import (
     fit_event,
     history_note,
 )
+from coding_harness.daemon.sessions.approvals import PendingApprovals
+from coding_harness.daemon.sessions.events import Event, PendingEvent
 from coding_harness.protocol.methods import EventKind
 
 if TYPE_CHECKING:
