@@ -31,14 +31,14 @@ from coding_harness.daemon.credentials import load_credentials
 from coding_harness.daemon.methods import build_methods
 from coding_harness.daemon.methods.provider_methods import reload_configuration
 from coding_harness.daemon.providers.pool import ProviderPool
-from coding_harness.daemon.restore import restore_sessions, tell_store_problem
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Endpoint
 from coding_harness.daemon.server.service import ServiceContext, remove_record, write_record
 from coding_harness.daemon.server.socket_server import SocketServer
 from coding_harness.daemon.sessions.session import EVENT_LOG_LIMIT, SessionTable
-from coding_harness.daemon.state_lock import StateLock
-from coding_harness.daemon.store import Store
+from coding_harness.daemon.store.db import Store
+from coding_harness.daemon.store.restore import restore_sessions, tell_store_problem
+from coding_harness.daemon.store.state_lock import StateLock
 from coding_harness.daemon.tools import prctl, process_tree
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.containment import command_keeper

@@ -23,11 +23,11 @@ from coding_harness.daemon.intent import Ask, model_asker
 from coding_harness.daemon.notes_curator import prompt_lines
 from coding_harness.daemon.plan_book import PlanBook, PlanKeeper
 from coding_harness.daemon.providers.pool import ProviderPool
-from coding_harness.daemon.recorder import StepRecorder
 from coding_harness.daemon.routing import SUMMARY_MODE, decide_route, request_text, with_search
 from coding_harness.daemon.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.secrets import Secrets
 from coding_harness.daemon.sessions.session import Session
+from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
 from coding_harness.daemon.tools.registry import OnlyTools

@@ -8,7 +8,7 @@ default for type openai) adds `response_format: {"type": "json_schema", ...}`;
 a server that refuses that as an invalid request is asked once more in words,
 and remembered, while the daemon runs, as one that takes no schema. The
 answer is parsed leniently and kept in the store under the project
-(`store_notes.py`), cleaned and redacted with the session's secrets. The
+(`notes.py`), cleaned and redacted with the session's secrets. The
 call's tokens count like any call's: the session's usage, a `usage` event,
 the store's totals; a call that would pass a spending limit is not made. Any
 failure is an empty result and a debug line: no event, no error, and the
@@ -34,7 +34,7 @@ from coding_harness.daemon.providers.pool import PoolKey, ProviderPool, pool_key
 from coding_harness.daemon.seams import JSONObject, Model, Usage
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.spending import TurnSpending, turn_spending
-from coding_harness.daemon.store import UsageRow
+from coding_harness.daemon.store.db import UsageRow
 from coding_harness.daemon.turn_setup import api_key, session_secrets
 from coding_harness.protocol.methods import EventKind
 

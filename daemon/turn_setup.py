@@ -28,13 +28,13 @@ from coding_harness.daemon.plan_book import PlanKeeper
 from coding_harness.daemon.plans import Plan, guidance
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import with_retries
-from coding_harness.daemon.recorder import StepRecorder
 from coding_harness.daemon.routing import TurnKind
 from coding_harness.daemon.seams import EventSink, JSONObject, Model, ToolExecutor, Usage
 from coding_harness.daemon.secrets import Secrets, collect_secrets
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.spending import TurnSpending, turn_spending
+from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutcome
 from coding_harness.daemon.tools.fetch import FetchPolicy
 from coding_harness.daemon.tools.search import SearchEngine, engine_named

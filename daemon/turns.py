@@ -33,10 +33,10 @@ from coding_harness.daemon.interrupted import recover_writes
 from coding_harness.daemon.plan_book import PlanBook
 from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.pool import ProviderPool
-from coding_harness.daemon.recorder import StepRecorder
 from coding_harness.daemon.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.secrets import collect_secrets
 from coding_harness.daemon.sessions.session import Session
+from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.submit_options import turn_kind
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
 from coding_harness.daemon.turn_flow import TurnDeps, TurnState, compact_session, drive_turn

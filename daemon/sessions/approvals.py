@@ -19,7 +19,7 @@ from coding_harness.protocol import errors
 from coding_harness.protocol.methods import DECISIONS, EventKind
 
 if TYPE_CHECKING:
-    from coding_harness.daemon.store import Store
+    from coding_harness.daemon.store.db import Store
 
 
 class ApprovalHost(Protocol):

@@ -38,7 +38,7 @@ from coding_harness.protocol.methods import EventKind
 
 if TYPE_CHECKING:
     from coding_harness.daemon.agent.fingerprint import Fingerprinter
-    from coding_harness.daemon.store import Store
+    from coding_harness.daemon.store.db import Store
 
 # Deltas are many and small; memory keeps this many events per session.
 EVENT_LOG_LIMIT = 50_000

@@ -12,7 +12,7 @@ from coding_harness.daemon.context_window import BRIEF_MARK
 from coding_harness.daemon.plan_book import PlanBook
 from coding_harness.daemon.providers.errors import ModelContextExceeded, ModelRequestRejected
 from coding_harness.daemon.seams import JSONObject
-from coding_harness.daemon.store import Store
+from coding_harness.daemon.store.db import Store
 from tests.unit.test_agent_turns import TurnHarness, calls, say
 from tests.unit.test_agent_turns import home_in_tmp as home_in_tmp  # the fixture
 

@@ -24,8 +24,8 @@ from coding_harness.daemon.notes_curator import (
 )
 from coding_harness.daemon.notes_parse import MAX_ITEMS, parse_notes
 from coding_harness.daemon.secrets import Secrets
-from coding_harness.daemon.store import Store
-from coding_harness.daemon.store_open import SCHEMA
+from coding_harness.daemon.store.db import Store
+from coding_harness.daemon.store.open_db import SCHEMA
 
 ANSWER = {
     "decisions": ["Use httpx for the client"],

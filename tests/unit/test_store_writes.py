@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.store import Store, UsageRow
+from coding_harness.daemon.store.db import Store, UsageRow
 
 MESSAGE = {"role": "user", "content": "x" * 20_000}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.seams import JSONObject, ToolExecutor
-from coding_harness.daemon.store import Store
+from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.turns import TurnRunner

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from coding_harness.daemon.restore import RESTART_NOTE, restore_sessions
 from coding_harness.daemon.sessions.session import SessionTable
-from coding_harness.daemon.store import Store
+from coding_harness.daemon.store.db import Store
+from coding_harness.daemon.store.restore import RESTART_NOTE, restore_sessions
 from coding_harness.daemon.tools.journal import digest
 
 OLD, NEW = "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return a + b\n"

@@ -15,7 +15,7 @@ import sqlite3
 import time
 
 from coding_harness.daemon.notes_curator import MAX_NOTES, Note, Redact, fresh
-from coding_harness.daemon.store_rows import storable
+from coding_harness.daemon.store.rows import storable
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from coding_harness.daemon.store_open import transaction
+from coding_harness.daemon.store.open_db import transaction
 
 log = logging.getLogger(__name__)
 

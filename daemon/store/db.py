@@ -4,9 +4,9 @@ Sessions, their messages, events, approvals, turns and token usage. Each write
 is one transaction with what it describes: a step's messages go in with the
 events and usage that came with them, so a crash at any point leaves either
 the whole step or none of it. A write the disk refuses (full, say) is rolled
-back and kept for the next (`store_backlog.py`), so the daemon keeps serving.
-Opening, and a damaged file, are `store_open.py`'s; rows, `store_rows.py`'s;
-the project notes table, `store_notes.py`'s.
+back and kept for the next (`backlog.py`), so the daemon keeps serving.
+Opening, and a damaged file, are `open_db.py`'s; rows, `rows.py`'s;
+the project notes table, `notes.py`'s.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.notes_curator import Note, Redact
-from coding_harness.daemon.store_backlog import Listener, StoreWriter, Write
-from coding_harness.daemon.store_notes import add_notes, migrate_notes, read_notes, remove_notes
-from coding_harness.daemon.store_open import open_database
-from coding_harness.daemon.store_rows import (
+from coding_harness.daemon.store.backlog import Listener, StoreWriter, Write
+from coding_harness.daemon.store.notes import add_notes, migrate_notes, read_notes, remove_notes
+from coding_harness.daemon.store.open_db import open_database
+from coding_harness.daemon.store.rows import (
     INSERT_USAGE,
     StoredEvent,
     UsageRow,
@@ -200,7 +200,7 @@ class Store:
             Write(apply=lambda db: db.executemany(INSERT_USAGE, rows), session=session_id)
         )
 
-    # -- project notes (store_notes.py) ------------------------------------
+    # -- project notes (notes.py) ------------------------------------
     def project_notes(self, project: str) -> list[Note]:
         """The notes kept for a project (the workspace's real path), oldest first."""
         return read_notes(self._db, project)

@@ -19,7 +19,7 @@ from coding_harness.daemon.interrupted import recover_writes
 from coding_harness.daemon.seams import Usage
 from coding_harness.daemon.sessions.events import Event
 from coding_harness.daemon.sessions.session import Session, SessionTable
-from coding_harness.daemon.store import Store, StoredSession
+from coding_harness.daemon.store.db import Store, StoredSession
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)
