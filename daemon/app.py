@@ -43,7 +43,7 @@ from coding_harness.daemon.tools import prctl, process_tree
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.containment import command_keeper
 from coding_harness.daemon.tools.leftovers import RECORD_NAME, LeftoverRecord
-from coding_harness.daemon.turns import TurnRunner
+from coding_harness.daemon.turns.runner import TurnRunner
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
 from coding_harness.protocol.version import PROTOCOL_VERSION, __version__
 

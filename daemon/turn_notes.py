@@ -35,7 +35,7 @@ from coding_harness.daemon.seams import JSONObject, Model, Usage
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.spending import TurnSpending, turn_spending
 from coding_harness.daemon.store.db import UsageRow
-from coding_harness.daemon.turn_setup import api_key, session_secrets
+from coding_harness.daemon.turns.assemble import api_key, session_secrets
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)

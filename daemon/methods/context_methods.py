@@ -21,9 +21,9 @@ from coding_harness.daemon.plans import plan_status
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import MethodTable
 from coding_harness.daemon.sessions.session import Session
-from coding_harness.daemon.skills import find_skills
 from coding_harness.daemon.tools.builtin import AGENT_TOOLS
-from coding_harness.daemon.turn_setup import turn_system_prompt
+from coding_harness.daemon.turns.assemble import turn_system_prompt
+from coding_harness.daemon.turns.skills import find_skills
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 

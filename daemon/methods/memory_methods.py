@@ -28,7 +28,7 @@ from coding_harness.daemon.notes_curator import MAX_NOTES, NOTE_KINDS, Redact
 from coding_harness.daemon.secrets import collect_secrets
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import MethodTable
-from coding_harness.daemon.turn_setup import session_secrets
+from coding_harness.daemon.turns.assemble import session_secrets
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from coding_harness.daemon.interrupted import recover_writes
 from coding_harness.daemon.seams import Usage
 from coding_harness.daemon.sessions.events import Event
 from coding_harness.daemon.sessions.session import Session, SessionTable
 from coding_harness.daemon.store.db import Store, StoredSession
+from coding_harness.daemon.turns.interrupted import recover_writes
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ with phase "started" names the file, the temporary name its new bytes may
 briefly have, and the SHA-256 of its text before and after; when the write is
 done or has failed, a second event with the same id says which. The turn's
 event sink stores these events at once (`recorder.py`), so after a crash or a
-cancel `daemon/interrupted.py` can tell from the disk whether the edit is in
+cancel `daemon/turns/interrupted.py` can tell from the disk whether the edit is in
 place, and remove a temporary file a crash left behind.
 
 A write runs in a worker thread and is never abandoned half-way: a cancel that

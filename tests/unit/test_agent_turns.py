@@ -15,14 +15,14 @@ from typing import Any
 import psutil
 import pytest
 
-from coding_harness.daemon import local_services as services
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, SUMMARY_TASK
 from coding_harness.daemon.config import ConfigCache
 from coding_harness.daemon.providers.errors import ModelRequestRejected
 from coding_harness.daemon.seams import JSONObject, ModelReply, ToolCall
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import build_tools
-from coding_harness.daemon.turns import TurnRunner
+from coding_harness.daemon.turns import local_services as services
+from coding_harness.daemon.turns.runner import TurnRunner
 from coding_harness.protocol import errors
 from tests.support.notes_requests import NotesApart
 from tests.unit.test_agent_loop import ScriptedModel

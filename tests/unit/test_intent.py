@@ -6,14 +6,14 @@ import asyncio
 
 import pytest
 
-from coding_harness.daemon.intent import (
+from coding_harness.daemon.providers.errors import ModelServerError
+from coding_harness.daemon.turns.intent import (
     IntentDecision,
     classifier_generation,
     classify,
     classify_keywords,
     parse_answer,
 )
-from coding_harness.daemon.providers.errors import ModelServerError
 
 # Every prompt the integration tests script replies for: none may cost a model call.
 SCRIPTED_PROMPTS = [

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from coding_harness.daemon.local_services import shown_address
 from coding_harness.daemon.tools.pagetext import Page, page_text
+from coding_harness.daemon.turns.local_services import shown_address
 
 
 def test_an_endpoint_is_shown_without_credentials_or_query() -> None:

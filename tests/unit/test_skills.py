@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.skills import body_of, find_skill, find_skills, front_matter
+from coding_harness.daemon.turns.skills import body_of, find_skill, find_skills, front_matter
 from coding_harness.protocol import errors
 from tests.unit.test_agent_turns import TurnHarness, say
 from tests.unit.test_agent_turns import home_in_tmp as home_in_tmp  # the fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.tools.builtin import build_tools
-from coding_harness.daemon.turns import TurnRunner
+from coding_harness.daemon.turns.runner import TurnRunner
 from tests.unit.test_agent_turns import FakePool, TurnHarness, say
 
 

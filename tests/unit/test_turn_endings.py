@@ -17,7 +17,7 @@ from coding_harness.daemon.seams import JSONObject, ToolExecutor
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.turns import TurnRunner
+from coding_harness.daemon.turns.runner import TurnRunner
 from tests.unit.test_agent_turns import FakePool, TurnHarness, calls, say
 
 OLD, NEW = "x = 1\n", "x = 2\n"

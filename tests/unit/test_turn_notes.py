@@ -16,7 +16,7 @@ from coding_harness.daemon.providers.errors import ModelServerError
 from coding_harness.daemon.seams import ModelReply, Usage
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.turn_notes import transcript
-from coding_harness.daemon.turns import TurnRunner
+from coding_harness.daemon.turns.runner import TurnRunner
 from tests.unit.test_agent_turns import FakePool, TurnHarness, calls, say
 
 NOTES = json.dumps({"decisions": [], "facts": ["The project has one file"], "todo": []})

@@ -3,7 +3,7 @@
 A submitted turn waits in its session's queue; the session's worker runs them
 in order. A run resolves the provider from the configuration as it is now
 (a turn in flight keeps what it started with), binds the tools to the
-session's workspace, runs the agent loop (see `turn_flow.py`) and always
+session's workspace, runs the agent loop (see `turn.py`) and always
 ends with `turn.finished` carrying the exit code, whatever fails on the way
 (a model error, a store that cannot be written, a bug: each is an `error`
 event naming the cause), and the session is idle again. Cancellation and
@@ -29,7 +29,6 @@ from typing import Any
 from coding_harness.daemon.agent.loop import LoopResult
 from coding_harness.daemon.config import Config, ConfigCache, ConfigError, ProviderProfile
 from coding_harness.daemon.cost import cost_usd
-from coding_harness.daemon.interrupted import recover_writes
 from coding_harness.daemon.plan_book import PlanBook
 from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.pool import ProviderPool
@@ -37,11 +36,12 @@ from coding_harness.daemon.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.secrets import collect_secrets
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
-from coding_harness.daemon.submit_options import turn_kind
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
-from coding_harness.daemon.turn_flow import TurnDeps, TurnState, compact_session, drive_turn
 from coding_harness.daemon.turn_notes import NotesJob, NoteTakers, wants_notes
-from coding_harness.daemon.turn_setup import TurnRequest
+from coding_harness.daemon.turns.assemble import TurnRequest
+from coding_harness.daemon.turns.interrupted import recover_writes
+from coding_harness.daemon.turns.options import turn_kind
+from coding_harness.daemon.turns.turn import TurnDeps, TurnState, compact_session, drive_turn
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.config import home_dir
-from coding_harness.daemon.intent import ROUTES, route_named
-from coding_harness.daemon.routing import SUMMARY_MODE, TurnKind
-from coding_harness.daemon.skills import NAME, find_skill
+from coding_harness.daemon.turns.intent import ROUTES, route_named
+from coding_harness.daemon.turns.routing import SUMMARY_MODE, TurnKind
+from coding_harness.daemon.turns.skills import NAME, find_skill
 from coding_harness.protocol import errors
 
 MODES = (SUMMARY_MODE,)

@@ -23,12 +23,10 @@ from coding_harness.daemon.agent.prompts import project_instructions, system_pro
 from coding_harness.daemon.compaction import Compactor, context_limit
 from coding_harness.daemon.config import Config, ProviderProfile
 from coding_harness.daemon.cost import add_cost, cost_usd
-from coding_harness.daemon.local_services import services_paragraph
 from coding_harness.daemon.plan_book import PlanKeeper
 from coding_harness.daemon.plans import Plan, guidance
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import with_retries
-from coding_harness.daemon.routing import TurnKind
 from coding_harness.daemon.seams import EventSink, JSONObject, Model, ToolExecutor, Usage
 from coding_harness.daemon.secrets import Secrets, collect_secrets
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
@@ -39,6 +37,8 @@ from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutc
 from coding_harness.daemon.tools.fetch import FetchPolicy
 from coding_harness.daemon.tools.search import SearchEngine, engine_named
 from coding_harness.daemon.tools.workspace import Workspace
+from coding_harness.daemon.turns.local_services import services_paragraph
+from coding_harness.daemon.turns.routing import TurnKind
 from coding_harness.protocol.methods import EventKind
 
 

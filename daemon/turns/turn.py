@@ -19,11 +19,9 @@ from dataclasses import dataclass, field
 from coding_harness.daemon.agent.loop import AgentLoop, LoopResult
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
 from coding_harness.daemon.config import Config, ProviderProfile, home_dir
-from coding_harness.daemon.intent import Ask, model_asker
 from coding_harness.daemon.notes_curator import prompt_lines
 from coding_harness.daemon.plan_book import PlanBook, PlanKeeper
 from coding_harness.daemon.providers.pool import ProviderPool
-from coding_harness.daemon.routing import SUMMARY_MODE, decide_route, request_text, with_search
 from coding_harness.daemon.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.secrets import Secrets
 from coding_harness.daemon.sessions.session import Session
@@ -33,7 +31,7 @@ from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
 from coding_harness.daemon.tools.registry import OnlyTools
 from coding_harness.daemon.tools.search import SearchEngine
 from coding_harness.daemon.tools.seen import forget_session
-from coding_harness.daemon.turn_setup import (
+from coding_harness.daemon.turns.assemble import (
     TurnRequest,
     build_compactor,
     build_loop,
@@ -42,6 +40,13 @@ from coding_harness.daemon.turn_setup import (
     tool_context,
     turn_system_prompt,
     usage_counter,
+)
+from coding_harness.daemon.turns.intent import Ask, model_asker
+from coding_harness.daemon.turns.routing import (
+    SUMMARY_MODE,
+    decide_route,
+    request_text,
+    with_search,
 )
 from coding_harness.protocol.methods import EventKind
 
