@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest, ToolCall
+from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest, ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.workspace import Workspace

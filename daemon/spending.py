@@ -21,9 +21,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from coding_harness.daemon.agent.seams import JSONObject, Usage
 from coding_harness.daemon.config import GLOBAL_CONFIG_NAME, ProviderProfile
 from coding_harness.daemon.cost import cost_usd
-from coding_harness.daemon.seams import JSONObject, Usage
 from coding_harness.daemon.store.db import usage_day
 
 SESSION_KEY = "agent.spend_limit_session_usd"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from coding_harness.daemon.seams import ToolCall
+from coding_harness.daemon.agent.seams import ToolCall
 
 SHELL_TOOL = "run_shell"
 FAILURE_LIMIT = 3

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from coding_harness.daemon.seams import Usage
+from coding_harness.daemon.agent.seams import Usage
 
 SessionTokens = Callable[[], tuple[int, int | None]]
 """`() -> (tokens used by the session so far, the session's budget or None)`."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections import deque
 
-from coding_harness.daemon.seams import ToolCall
+from coding_harness.daemon.agent.seams import ToolCall
 
 WINDOW = 5
 IN_WINDOW_LIMIT = 3

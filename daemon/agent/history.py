@@ -7,7 +7,7 @@ lack their tool results, the state a cancelled or crashed turn leaves.
 
 from __future__ import annotations
 
-from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject
 
 
 def tool_message(call_id: str, name: str, content: str) -> JSONObject:

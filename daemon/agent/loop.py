@@ -30,6 +30,14 @@ from coding_harness.daemon.agent.budget import SessionTokens, TokenBudget
 from coding_harness.daemon.agent.guards import RepetitionGuard
 from coding_harness.daemon.agent.history import repair_dangling, tool_message
 from coding_harness.daemon.agent.progress import STALL_LIMIT, ProgressGuard
+from coding_harness.daemon.agent.seams import (
+    EventSink,
+    JSONObject,
+    Model,
+    ModelReply,
+    ToolExecutor,
+    Usage,
+)
 from coding_harness.daemon.agent.truncation import (
     CUT_OFF_RESULT,
     CUT_OFF_RETRY,
@@ -39,14 +47,6 @@ from coding_harness.daemon.agent.truncation import (
 )
 from coding_harness.daemon.providers.errors import ModelContextExceeded, ModelError
 from coding_harness.daemon.providers.generation import request_payload
-from coding_harness.daemon.seams import (
-    EventSink,
-    JSONObject,
-    Model,
-    ModelReply,
-    ToolExecutor,
-    Usage,
-)
 from coding_harness.protocol.methods import EventKind
 
 SUMMARY_REQUEST = (

@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coding_harness.daemon.compaction import context_limit
 from coding_harness.daemon.config import ConfigError, ProviderProfile, with_model
-from coding_harness.daemon.context_window import context_table
+from coding_harness.daemon.context.compactor import context_limit
+from coding_harness.daemon.context.plans import plan_status
+from coding_harness.daemon.context.window import context_table
 from coding_harness.daemon.methods.params import refuse_tool_children, text, workspace_folder
 from coding_harness.daemon.methods.session_methods import session_of
-from coding_harness.daemon.plans import plan_status
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import MethodTable
 from coding_harness.daemon.sessions.session import Session

@@ -17,6 +17,7 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
+from coding_harness.daemon.context.notes_curator import MAX_NOTES, NOTE_KINDS, Redact
 from coding_harness.daemon.methods.params import (
     refuse_tool_children,
     text,
@@ -24,7 +25,6 @@ from coding_harness.daemon.methods.params import (
     workspace_folder,
 )
 from coding_harness.daemon.methods.session_methods import session_of
-from coding_harness.daemon.notes_curator import MAX_NOTES, NOTE_KINDS, Redact
 from coding_harness.daemon.secrets import collect_secrets
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import MethodTable

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject
 
 
 class ExchangeRecorder(Protocol):

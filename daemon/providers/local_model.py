@@ -17,6 +17,7 @@ import logging
 
 import httpx
 
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink
 from coding_harness.daemon.providers.bodies import read_error_body, read_whole_answer
 from coding_harness.daemon.providers.chunks import reply_from_completion
 from coding_harness.daemon.providers.errors import error_from_response
@@ -30,7 +31,6 @@ from coding_harness.daemon.providers.profile_model import ProfileModel, watch_re
 from coding_harness.daemon.providers.stall import StallWatch
 from coding_harness.daemon.providers.transport_errors import translate_httpx_error
 from coding_harness.daemon.providers.wire import wire_payload
-from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)
 

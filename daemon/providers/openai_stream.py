@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink
 from coding_harness.daemon.providers.answer_errors import error_in_answer
 from coding_harness.daemon.providers.bodies import (
     EVENT_LIMIT,
@@ -43,7 +44,6 @@ from coding_harness.daemon.providers.sse import SSEDecoder, SSEEvent, SSEEventTo
 from coding_harness.daemon.providers.stall import StallWatch
 from coding_harness.daemon.providers.transport_errors import translate_httpx_error
 from coding_harness.daemon.providers.wire import wire_payload
-from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)
 

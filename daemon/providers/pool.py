@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from coding_harness.daemon.agent.seams import Model
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.exchanges import ExchangeRecorder
 from coding_harness.daemon.providers.local_model import LocalModel
@@ -37,7 +38,6 @@ from coding_harness.daemon.providers.stream_fallback import (
     WholeAnswerMemory,
     fallback_notice,
 )
-from coding_harness.daemon.seams import Model
 
 POOL_LIMITS = httpx.Limits(max_connections=32, max_keepalive_connections=8, keepalive_expiry=120.0)
 

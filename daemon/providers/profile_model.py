@@ -9,10 +9,10 @@ from contextlib import AbstractAsyncContextManager
 
 import httpx
 
+from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.exchanges import Exchange, ExchangeRecorder
 from coding_harness.daemon.providers.stall import StallWatch
-from coding_harness.daemon.seams import JSONObject
 
 # Lends an HTTP client for the length of one request (see `ProviderPool`).
 ClientLender = Callable[[], AbstractAsyncContextManager[httpx.AsyncClient]]

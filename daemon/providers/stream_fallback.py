@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import logging
 
+from coding_harness.daemon.agent.seams import JSONObject, Model, ModelReply, StreamSink
 from coding_harness.daemon.providers.errors import CONFIG_HINT, ModelStreamEmpty
-from coding_harness.daemon.seams import JSONObject, Model, ModelReply, StreamSink
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject
 
 
 def wire_message(message: Any) -> Any:

@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, cast
 
-from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest, JSONObject
+from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest, JSONObject
 from coding_harness.daemon.sessions.events import Event
 from coding_harness.protocol import errors
 from coding_harness.protocol.methods import DECISIONS, EventKind

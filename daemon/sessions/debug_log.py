@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.daemon.secrets import REDACTED, Secrets, secrets_from
 from coding_harness.protocol.paths import state_dir
 

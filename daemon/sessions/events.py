@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.protocol import methods
 
 PendingEvent = tuple[int, str, JSONObject, float]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from coding_harness.daemon.seams import JSONObject, Usage
+from coding_harness.daemon.agent.seams import JSONObject, Usage
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.outgoing import (
     DELTA_KINDS,

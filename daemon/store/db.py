@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.notes_curator import Note, Redact
+from coding_harness.daemon.context.notes_curator import Note, Redact
 from coding_harness.daemon.store.backlog import Listener, StoreWriter, Write
 from coding_harness.daemon.store.notes import add_notes, migrate_notes, read_notes, remove_notes
 from coding_harness.daemon.store.open_db import open_database

@@ -14,7 +14,7 @@ import logging
 import sqlite3
 import time
 
-from coding_harness.daemon.notes_curator import MAX_NOTES, Note, Redact, fresh
+from coding_harness.daemon.context.notes_curator import MAX_NOTES, Note, Redact, fresh
 from coding_harness.daemon.store.rows import storable
 
 log = logging.getLogger(__name__)

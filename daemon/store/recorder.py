@@ -12,9 +12,9 @@ the write they describe. After a compaction replaced the whole history,
 
 from __future__ import annotations
 
+from coding_harness.daemon.agent.seams import JSONObject, Usage
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.cost import cost_usd
-from coding_harness.daemon.seams import JSONObject, Usage
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.db import UsageRow
 from coding_harness.daemon.tools.journal import WRITE_EVENT

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from coding_harness.daemon.seams import Usage
+from coding_harness.daemon.agent.seams import Usage
 from coding_harness.daemon.sessions.events import Event
 from coding_harness.daemon.sessions.session import Session, SessionTable
 from coding_harness.daemon.store.db import Store, StoredSession

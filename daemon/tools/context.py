@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from coding_harness.daemon.seams import Approver, EventSink
+from coding_harness.daemon.agent.seams import Approver, EventSink
 from coding_harness.daemon.secrets import Secrets
 from coding_harness.daemon.tools.fetch import FetchPolicy
 from coding_harness.daemon.tools.process import tool_environment

@@ -22,7 +22,7 @@ import asyncio
 import errno
 from pathlib import Path
 
-from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest
+from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest
 from coding_harness.daemon.tools.checks import changes_check, run_check
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit_plan import EditPlan, plan_edit

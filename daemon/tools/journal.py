@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from coding_harness.daemon.seams import EventSink, JSONObject
+from coding_harness.daemon.agent.seams import EventSink, JSONObject
 from coding_harness.protocol.methods import EventKind
 
 WRITE_EVENT = EventKind.EDIT_WRITE

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from coding_harness.daemon.seams import (
+from coding_harness.daemon.agent.seams import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,

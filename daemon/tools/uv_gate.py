@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest
+from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest
 from coding_harness.daemon.tools.argv_rules import Parsed, check_option_paths, check_words, parse
 from coding_harness.daemon.tools.command_rules import Operands, Syntax
 from coding_harness.daemon.tools.context import ToolContext

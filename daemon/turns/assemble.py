@@ -20,14 +20,14 @@ from pathlib import Path
 from coding_harness.daemon.agent.fingerprint import Fingerprinter, workspace_probe
 from coding_harness.daemon.agent.loop import AgentLoop, ContextKeeper, LoopSettings
 from coding_harness.daemon.agent.prompts import project_instructions, system_prompt
-from coding_harness.daemon.compaction import Compactor, context_limit
+from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, ToolExecutor, Usage
 from coding_harness.daemon.config import Config, ProviderProfile
+from coding_harness.daemon.context.compactor import Compactor, context_limit
+from coding_harness.daemon.context.plan_book import PlanKeeper
+from coding_harness.daemon.context.plans import Plan, guidance
 from coding_harness.daemon.cost import add_cost, cost_usd
-from coding_harness.daemon.plan_book import PlanKeeper
-from coding_harness.daemon.plans import Plan, guidance
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import with_retries
-from coding_harness.daemon.seams import EventSink, JSONObject, Model, ToolExecutor, Usage
 from coding_harness.daemon.secrets import Secrets, collect_secrets
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.session import Session

@@ -27,17 +27,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from coding_harness.daemon.agent.loop import LoopResult
+from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.config import Config, ConfigCache, ConfigError, ProviderProfile
+from coding_harness.daemon.context.plan_book import PlanBook
+from coding_harness.daemon.context.turn_notes import NotesJob, NoteTakers, wants_notes
 from coding_harness.daemon.cost import cost_usd
-from coding_harness.daemon.plan_book import PlanBook
 from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.pool import ProviderPool
-from coding_harness.daemon.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.secrets import collect_secrets
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
-from coding_harness.daemon.turn_notes import NotesJob, NoteTakers, wants_notes
 from coding_harness.daemon.turns.assemble import TurnRequest
 from coding_harness.daemon.turns.interrupted import recover_writes
 from coding_harness.daemon.turns.options import turn_kind

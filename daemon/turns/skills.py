@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject
 
 SKILL_FILE = "SKILL.md"
 SKILL_CAP_CHARS = 32_000

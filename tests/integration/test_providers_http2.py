@@ -25,12 +25,12 @@ import h2.errors
 import h2.events
 import pytest
 
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.profiles import RetrySettings
 from coding_harness.daemon.providers.retrying import RetryingModel
-from coding_harness.daemon.seams import JSONObject, ModelReply
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import (
     NO_NOTES,

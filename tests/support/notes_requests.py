@@ -38,7 +38,7 @@ class NotesApart:
         return str(self.model.label)
 
     async def complete(self, payload: dict[str, Any], sink: Any) -> Any:
-        from coding_harness.daemon.seams import ModelReply
+        from coding_harness.daemon.agent.seams import ModelReply
 
         if not is_notes_request(payload):
             return await self.model.complete(payload, sink)

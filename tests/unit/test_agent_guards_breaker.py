@@ -7,7 +7,7 @@ from collections.abc import Hashable
 from pathlib import Path
 
 from coding_harness.daemon.agent.breaker import QUESTION, ShellBreaker, failure_shape
-from coding_harness.daemon.seams import JSONObject, ModelReply, ToolCall
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
 from tests.unit.test_agent_loop import run_loop
 from tests.unit.test_tools_support import make_ctx

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from coding_harness.daemon.agent.budget import SESSION_OVER, TURN_OVER
 from coding_harness.daemon.agent.history import repair_dangling
-from coding_harness.daemon.seams import ModelReply, ToolCall, Usage
+from coding_harness.daemon.agent.seams import ModelReply, ToolCall, Usage
 from tests.unit.test_agent_loop import EchoTools, run_loop
 
 

@@ -18,7 +18,7 @@ from coding_harness.daemon.agent.fingerprint import (
 from coding_harness.daemon.agent.gitignore import GitIgnore
 from coding_harness.daemon.agent.history import repair_dangling
 from coding_harness.daemon.agent.progress import NO_PROGRESS
-from coding_harness.daemon.seams import ModelReply, ToolCall
+from coding_harness.daemon.agent.seams import ModelReply, ToolCall
 from tests.unit.test_agent_loop import EchoTools, run_loop
 
 STOPPED = (

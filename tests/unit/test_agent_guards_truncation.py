@@ -7,6 +7,7 @@ import json
 import pytest
 
 from coding_harness.daemon.agent.history import repair_dangling
+from coding_harness.daemon.agent.seams import ModelReply, ToolCall
 from coding_harness.daemon.agent.truncation import (
     CUT_OFF_RESULT,
     CUT_OFF_RETRY,
@@ -21,7 +22,6 @@ from coding_harness.daemon.providers.errors import (
     ModelServerError,
     error_from_response,
 )
-from coding_harness.daemon.seams import ModelReply, ToolCall
 from tests.unit.test_agent_loop import EchoTools, run_loop
 
 CUT_WRITE = '{"path": "big.py", "old": "", "new": "def f():\\n    return \\"abc'

@@ -12,7 +12,7 @@ from typing import Any
 
 from coding_harness.daemon.agent.history import repair_dangling
 from coding_harness.daemon.agent.loop import AgentLoop, LoopResult, LoopSettings
-from coding_harness.daemon.seams import (
+from coding_harness.daemon.agent.seams import (
     JSONObject,
     ModelReply,
     StreamSink,

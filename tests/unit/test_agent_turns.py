@@ -16,9 +16,9 @@ import psutil
 import pytest
 
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, SUMMARY_TASK
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall
 from coding_harness.daemon.config import ConfigCache
 from coding_harness.daemon.providers.errors import ModelRequestRejected
-from coding_harness.daemon.seams import JSONObject, ModelReply, ToolCall
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.turns import local_services as services

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from coding_harness.daemon.context_window import (
+from coding_harness.daemon.agent.seams import JSONObject
+from coding_harness.daemon.context.window import (
     BRIEF_MARK,
     context_table,
     files_changed,
@@ -16,7 +17,6 @@ from coding_harness.daemon.context_window import (
     tokens,
     transcript,
 )
-from coding_harness.daemon.seams import JSONObject
 
 
 def edit_call(call_id: str, name: str, path: str) -> JSONObject:

@@ -7,11 +7,11 @@ import time
 from pathlib import Path
 
 from coding_harness.daemon.agent.prompts import COMPACT_PROMPT
-from coding_harness.daemon.compaction import ACKNOWLEDGED, CONTINUE
-from coding_harness.daemon.context_window import BRIEF_MARK
-from coding_harness.daemon.plan_book import PlanBook
+from coding_harness.daemon.agent.seams import JSONObject
+from coding_harness.daemon.context.compactor import ACKNOWLEDGED, CONTINUE
+from coding_harness.daemon.context.plan_book import PlanBook
+from coding_harness.daemon.context.window import BRIEF_MARK
 from coding_harness.daemon.providers.errors import ModelContextExceeded, ModelRequestRejected
-from coding_harness.daemon.seams import JSONObject
 from coding_harness.daemon.store.db import Store
 from tests.unit.test_agent_turns import TurnHarness, calls, say
 from tests.unit.test_agent_turns import home_in_tmp as home_in_tmp  # the fixture

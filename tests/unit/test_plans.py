@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.plan_book import NO_STEPS, PlanBook, PlanKeeper
-from coding_harness.daemon.plans import (
+from coding_harness.daemon.agent.seams import JSONObject
+from coding_harness.daemon.context.plan_book import NO_STEPS, PlanBook, PlanKeeper
+from coding_harness.daemon.context.plans import (
     Plan,
     PlanStep,
     checklist_steps,
@@ -17,7 +18,6 @@ from coding_harness.daemon.plans import (
     plan_status,
     take_baseline,
 )
-from coding_harness.daemon.seams import JSONObject
 from coding_harness.daemon.sessions.session import Session
 
 

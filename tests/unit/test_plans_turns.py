@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject
 from tests.unit.test_agent_turns import TurnHarness, calls, say
 from tests.unit.test_agent_turns import home_in_tmp as home_in_tmp  # the fixture
 

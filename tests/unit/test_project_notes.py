@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from coding_harness.daemon.agent.prompts import system_prompt, with_notes
-from coding_harness.daemon.notes_curator import (
+from coding_harness.daemon.context.notes_curator import (
     MAX_NOTES,
     NOTE_CHARS,
     Note,
@@ -22,7 +22,7 @@ from coding_harness.daemon.notes_curator import (
     normalised,
     prompt_lines,
 )
-from coding_harness.daemon.notes_parse import MAX_ITEMS, parse_notes
+from coding_harness.daemon.context.notes_parse import MAX_ITEMS, parse_notes
 from coding_harness.daemon.secrets import Secrets
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.store.open_db import SCHEMA

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from coding_harness.daemon.agent.seams import ModelReply
 from coding_harness.daemon.providers import openai_stream
 from coding_harness.daemon.providers.bodies import ERROR_BODY_LIMIT, WHOLE_ANSWER_LIMIT
 from coding_harness.daemon.providers.errors import ModelBadResponse, ModelError, ModelServerError
@@ -23,7 +24,6 @@ from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.profiles import ProviderProfile
 from coding_harness.daemon.providers.sse import SSEDecoder, SSEEventTooLarge
-from coding_harness.daemon.seams import ModelReply
 from tests.support.sinks import RecordingSink
 
 ENDPOINT = "https://api.example.com/v1/chat/completions"

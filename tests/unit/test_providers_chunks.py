@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
+from coding_harness.daemon.agent.seams import ModelReply, ToolCall, Usage
 from coding_harness.daemon.providers.chunks import ReplyAssembler, reply_from_completion
 from coding_harness.daemon.providers.errors import ModelBadResponse
 from coding_harness.daemon.providers.openai_stream import handle_event
 from coding_harness.daemon.providers.sse import SSEDecoder
-from coding_harness.daemon.seams import ModelReply, ToolCall, Usage
 from tests.support.sinks import RecordingSink
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sse"

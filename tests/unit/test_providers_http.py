@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from coding_harness.daemon.agent.seams import Model, ModelReply, ToolCall, Usage
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.errors import (
     ModelBadRequest,
@@ -39,7 +40,6 @@ from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.stream_fallback import StreamOrWhole
-from coding_harness.daemon.seams import Model, ModelReply, ToolCall, Usage
 from tests.support.sinks import RecordingSink
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "sse"

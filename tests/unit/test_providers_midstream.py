@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopSettings
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall, Usage
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.providers.errors import (
     ModelBadResponse,
@@ -25,7 +26,6 @@ from coding_harness.daemon.providers.errors import (
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.profiles import RetrySettings
 from coding_harness.daemon.providers.retrying import RetryingModel
-from coding_harness.daemon.seams import JSONObject, ModelReply, ToolCall, Usage
 from tests.support.fake_model_server import FakeModelServer, Fault, Reply, tool_call
 from tests.support.sinks import RecordingSink
 

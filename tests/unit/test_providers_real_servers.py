@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from coding_harness.daemon.agent.history import check_messages
+from coding_harness.daemon.agent.seams import Model, ModelReply, ToolCall
 from coding_harness.daemon.providers.errors import (
     ModelBadRequest,
     ModelContextExceeded,
@@ -29,7 +30,6 @@ from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import RetryingModel
-from coding_harness.daemon.seams import Model, ModelReply, ToolCall
 from tests.support.sinks import RecordingSink
 from tests.unit.test_providers_http import (
     ENDPOINT,

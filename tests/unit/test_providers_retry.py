@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink, Usage
 from coding_harness.daemon.providers.errors import (
     ModelContextExceeded,
     ModelError,
@@ -20,7 +21,6 @@ from coding_harness.daemon.providers.errors import (
 )
 from coding_harness.daemon.providers.profiles import RetrySettings
 from coding_harness.daemon.providers.retrying import RetryingModel, seconds, with_retries
-from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink, Usage
 from tests.support.sinks import RecordingSink
 
 ENDPOINT = "https://api.example.com/v1/chat/completions"

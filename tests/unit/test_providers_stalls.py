@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink
 from coding_harness.daemon.config import load_config
 from coding_harness.daemon.providers.errors import ModelError, ModelTimeout
 from coding_harness.daemon.providers.local_model import LocalModel
@@ -24,7 +25,6 @@ from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.profiles import ProviderProfile, RetrySettings, StallLimits
 from coding_harness.daemon.providers.retrying import MODEL_WAITING, RetryingModel, with_retries
 from coding_harness.daemon.providers.stall import wait_interval
-from coding_harness.daemon.seams import JSONObject, ModelReply, StreamSink
 from tests.support.sinks import RecordingSink
 
 ENDPOINT = "https://api.example.com/v1/chat/completions"

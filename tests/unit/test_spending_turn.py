@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from coding_harness.daemon.agent.seams import Usage
 from coding_harness.daemon.config import ProviderProfile
 from coding_harness.daemon.cost import cost_usd
-from coding_harness.daemon.seams import Usage
 from coding_harness.daemon.spending import (
     SESSION_KEY,
     SpendingGuard,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from coding_harness.daemon.seams import ApprovalRequest
+from coding_harness.daemon.agent.seams import ApprovalRequest
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edits import propose_edit
 from coding_harness.daemon.tools.errors import ToolRefusal

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.seams import ToolCall
+from coding_harness.daemon.agent.seams import ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
 from tests.unit.test_tools_support import ESCAPES, SECRET, build_project, make_ctx, run
 

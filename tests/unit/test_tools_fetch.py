@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from coding_harness.daemon.seams import ToolCall
+from coding_harness.daemon.agent.seams import ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.fetch import FetchPolicy, Resolver, fetch_url

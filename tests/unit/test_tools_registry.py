@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.seams import ToolCall
+from coding_harness.daemon.agent.seams import ToolCall
 from coding_harness.daemon.tools.builtin import BUILTIN_TOOLS, build_tools
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from coding_harness.daemon.seams import ApprovalRequest, ToolCall
+from coding_harness.daemon.agent.seams import ApprovalRequest, ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal

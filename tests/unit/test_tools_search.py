@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from coding_harness.daemon.seams import ToolCall
+from coding_harness.daemon.agent.seams import ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.search import (
     BraveSearch,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.seams import ApprovalRequest, ToolCall
+from coding_harness.daemon.agent.seams import ApprovalRequest, ToolCall
 from coding_harness.daemon.secrets import REDACTED, Secrets, collect_secrets
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 import psutil
 
-from coding_harness.daemon.seams import ApprovalDecision, ApprovalRequest, JSONObject
+from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest, JSONObject
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.workspace import Workspace
 

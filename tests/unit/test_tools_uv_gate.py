@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import pytest
 
-from coding_harness.daemon.seams import ApprovalRequest
+from coding_harness.daemon.agent.seams import ApprovalRequest
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.shell import run_shell
 from coding_harness.daemon.tools.uv_gate import index_notes

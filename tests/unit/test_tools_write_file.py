@@ -42,7 +42,7 @@ def write(ctx: ToolContext, path: str, content: str) -> str:
 
 def read(ctx: ToolContext, path: str) -> str:
     """read_file as the model calls it, through the registry (which records what it saw)."""
-    from coding_harness.daemon.seams import ToolCall
+    from coding_harness.daemon.agent.seams import ToolCall
 
     tools = build_tools(ctx)
     call = ToolCall(id="c1", name="read_file", arguments=f'{{"path": "{path}"}}')

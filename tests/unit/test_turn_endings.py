@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.seams import JSONObject, ToolExecutor
+from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext

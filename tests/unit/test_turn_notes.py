@@ -12,10 +12,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.agent.seams import ModelReply, Usage
+from coding_harness.daemon.context.turn_notes import transcript
 from coding_harness.daemon.providers.errors import ModelServerError
-from coding_harness.daemon.seams import ModelReply, Usage
 from coding_harness.daemon.store.db import Store
-from coding_harness.daemon.turn_notes import transcript
 from coding_harness.daemon.turns.runner import TurnRunner
 from tests.unit.test_agent_turns import FakePool, TurnHarness, calls, say
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from coding_harness.daemon.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject
 
 PREVIEW_CHARS = 80
 RESULT_CHARS = 2_000

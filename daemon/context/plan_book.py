@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from coding_harness.daemon.plans import (
+from coding_harness.daemon.agent.seams import EventSink, JSONObject
+from coding_harness.daemon.context.plans import (
     Plan,
     PlanStep,
     checklist_steps,
@@ -26,7 +27,6 @@ from coding_harness.daemon.plans import (
     plan_lines,
     take_baseline,
 )
-from coding_harness.daemon.seams import EventSink, JSONObject
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.protocol.methods import EventKind
 

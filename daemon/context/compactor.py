@@ -3,7 +3,7 @@
 It runs on request (`session.compact`, `/compact`), before a model call
 whose estimated prompt passes `agent.compact_at` of the context limit, and
 once after a provider answers that the conversation does not fit. The brief
-(see `context_window.py`) keeps the goal, the plan, the files changed and what
+(see `window.py`) keeps the goal, the plan, the files changed and what
 is left; when the summary call itself fails, the brief goes without the
 summary rather than inventing one.
 """
@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from coding_harness.daemon.agent.prompts import COMPACT_PROMPT
+from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, Usage
 from coding_harness.daemon.config import Config, ProviderProfile
-from coding_harness.daemon.context_window import (
+from coding_harness.daemon.context.plan_book import PlanKeeper
+from coding_harness.daemon.context.plans import Plan, plan_lines, step_status
+from coding_harness.daemon.context.window import (
     files_changed,
     goal_of,
     latest_request,
@@ -25,11 +28,8 @@ from coding_harness.daemon.context_window import (
     tokens,
     transcript,
 )
-from coding_harness.daemon.plan_book import PlanKeeper
-from coding_harness.daemon.plans import Plan, plan_lines, step_status
 from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.generation import request_payload
-from coding_harness.daemon.seams import EventSink, JSONObject, Model, Usage
 from coding_harness.protocol.methods import EventKind
 
 MIN_TRANSCRIPT_CHARS = 8_000
