@@ -1,4 +1,4 @@
-"""How long first-run discovery (`daemon/provider_discovery.py`) takes.
+"""How long first-run discovery (`daemon/providers/discovery.py`) takes.
 
 Two cases, each run several times in one event loop, median and worst printed:
 
@@ -20,7 +20,7 @@ import socket
 import statistics
 import time
 
-from coding_harness.daemon.provider_discovery import LOCAL_SERVERS, PROBE_PORTS_VARIABLE, discover
+from coding_harness.daemon.providers.discovery import LOCAL_SERVERS, PROBE_PORTS_VARIABLE, discover
 
 
 def _free(port: int) -> bool:

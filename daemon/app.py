@@ -26,11 +26,11 @@ from typing import Any
 
 import psutil
 
-from coding_harness.daemon.config import ConfigCache
-from coding_harness.daemon.credentials import load_credentials
+from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.methods import build_methods
 from coding_harness.daemon.methods.provider_methods import reload_configuration
 from coding_harness.daemon.providers.pool import ProviderPool
+from coding_harness.daemon.security.credentials import load_credentials
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Endpoint
 from coding_harness.daemon.server.service import ServiceContext, remove_record, write_record

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from coding_harness.daemon.app import DRAIN_SECONDS, SELF_CHECK_SECONDS, Daemon
-from coding_harness.daemon.config import home_dir
-from coding_harness.daemon.secret_log import KNOWN_SECRETS, install_log_redaction
-from coding_harness.daemon.secrets import collect_secrets
+from coding_harness.daemon.config.loader import home_dir
+from coding_harness.daemon.security.secret_log import KNOWN_SECRETS, install_log_redaction
+from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.server.service import ServiceContext, ServiceError
 from coding_harness.daemon.server.socket_server import AlreadyRunning
 from coding_harness.daemon.tools import prctl

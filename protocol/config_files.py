@@ -23,7 +23,7 @@ LEGACY_CONFIG_PATH = Path(".config") / "coding-agent" / "config.json"
 # client can send their values before it has asked the daemon anything.
 SEARCH_KEY_VARIABLES = ("BRAVE_SEARCH_API_KEY", "EXA_API_KEY", "EXA_SEARCH_API_KEY")
 # The usual key variables first-run discovery looks for when no config file exists
-# (the daemon's `provider_discovery.KEY_VARIABLES`, in its order).
+# (the daemon's `discovery.KEY_VARIABLES`, in its order).
 DISCOVERY_KEY_VARIABLES = (
     "OPENAI_API_KEY",
     "OPENROUTER_API_KEY",

@@ -45,8 +45,8 @@ from coding_harness.daemon.agent.truncation import (
     is_cut_off_error,
     without_cut_off_arguments,
 )
+from coding_harness.daemon.config.generation import request_payload
 from coding_harness.daemon.providers.errors import ModelContextExceeded, ModelError
-from coding_harness.daemon.providers.generation import request_payload
 from coding_harness.protocol.methods import EventKind
 
 SUMMARY_REQUEST = (

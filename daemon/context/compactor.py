@@ -16,7 +16,8 @@ from typing import Any
 
 from coding_harness.daemon.agent.prompts import COMPACT_PROMPT
 from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, Usage
-from coding_harness.daemon.config import Config, ProviderProfile
+from coding_harness.daemon.config.generation import request_payload
+from coding_harness.daemon.config.loader import Config, ProviderProfile
 from coding_harness.daemon.context.plan_book import PlanKeeper
 from coding_harness.daemon.context.plans import Plan, plan_lines, step_status
 from coding_harness.daemon.context.window import (
@@ -29,7 +30,6 @@ from coding_harness.daemon.context.window import (
     transcript,
 )
 from coding_harness.daemon.providers.errors import ModelError
-from coding_harness.daemon.providers.generation import request_payload
 from coding_harness.protocol.methods import EventKind
 
 MIN_TRANSCRIPT_CHARS = 8_000

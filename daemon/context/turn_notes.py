@@ -26,16 +26,16 @@ from typing import Any
 
 from coding_harness.daemon.agent.prompts import NOTES_PROMPT
 from coding_harness.daemon.agent.seams import JSONObject, Model, Usage
-from coding_harness.daemon.config import Config, ProviderProfile
+from coding_harness.daemon.config.generation import request_payload
+from coding_harness.daemon.config.loader import Config, ProviderProfile
 from coding_harness.daemon.context.notes_parse import NOTES_SCHEMA, TurnNotes, parse_notes
-from coding_harness.daemon.cost import add_cost, cost_usd
 from coding_harness.daemon.providers.errors import ModelBadRequest
-from coding_harness.daemon.providers.generation import request_payload
 from coding_harness.daemon.providers.pool import PoolKey, ProviderPool, pool_key
 from coding_harness.daemon.sessions.session import Session
-from coding_harness.daemon.spending import TurnSpending, turn_spending
 from coding_harness.daemon.store.db import UsageRow
 from coding_harness.daemon.turns.assemble import api_key, session_secrets
+from coding_harness.daemon.usage.cost import add_cost, cost_usd
+from coding_harness.daemon.usage.spending import TurnSpending, turn_spending
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coding_harness.daemon.config import ConfigError, ProviderProfile, with_model
+from coding_harness.daemon.config.loader import ConfigError, ProviderProfile, with_model
 from coding_harness.daemon.context.compactor import context_limit
 from coding_harness.daemon.context.plans import plan_status
 from coding_harness.daemon.context.window import context_table

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from coding_harness.daemon.config import ConfigError
+from coding_harness.daemon.config.loader import ConfigError
 from coding_harness.daemon.methods.params import refuse_tool_children
 from coding_harness.daemon.methods.session_methods import session_of
 from coding_harness.daemon.methods.session_open import SessionOpener

@@ -14,9 +14,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coding_harness.daemon.config import Config
+from coding_harness.daemon.config.loader import Config
 from coding_harness.daemon.methods.params import env_map, text, workspace_folder
-from coding_harness.daemon.provider_discovery import CONFIG_FILE, Discovery, discover
+from coding_harness.daemon.providers.discovery import CONFIG_FILE, Discovery, discover
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import MethodTable
 from coding_harness.protocol import methods as m

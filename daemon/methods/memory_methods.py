@@ -25,7 +25,7 @@ from coding_harness.daemon.methods.params import (
     workspace_folder,
 )
 from coding_harness.daemon.methods.session_methods import session_of
-from coding_harness.daemon.secrets import collect_secrets
+from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import MethodTable
 from coding_harness.daemon.turns.assemble import session_secrets

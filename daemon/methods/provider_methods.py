@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from coding_harness.daemon.config import Config, ConfigError, ProviderProfile, with_model
+from coding_harness.daemon.config.loader import Config, ConfigError, ProviderProfile, with_model
 from coding_harness.daemon.methods.params import (
     optional_text,
     refuse_tool_children,

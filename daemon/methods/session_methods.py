@@ -10,7 +10,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from coding_harness.daemon.agent.history import check_messages
-from coding_harness.daemon.config import ConfigError
+from coding_harness.daemon.config.loader import ConfigError
+from coding_harness.daemon.config.settings import SEARCH_ENGINES
 from coding_harness.daemon.methods.discovery_methods import first_run_note, refresh
 from coding_harness.daemon.methods.params import (
     env_map,
@@ -27,7 +28,6 @@ from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.history_pages import history_page
 from coding_harness.daemon.sessions.replay import replay
 from coding_harness.daemon.sessions.session import Session, new_session_id
-from coding_harness.daemon.settings import SEARCH_ENGINES
 from coding_harness.daemon.tools.seen import forget_session
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from datetime import UTC
 from typing import Any, ClassVar
 
-from coding_harness.daemon.config import GLOBAL_CONFIG_NAME, ProviderProfile
+from coding_harness.daemon.config.loader import GLOBAL_CONFIG_NAME, ProviderProfile
 
 CONFIG_HINT = f"~/{GLOBAL_CONFIG_NAME}"
 SERVER_MESSAGE_LIMIT = 300

@@ -33,6 +33,7 @@ import random
 from collections.abc import Awaitable, Callable
 
 from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, ModelReply, StreamSink
+from coding_harness.daemon.config.profiles import RetrySettings
 from coding_harness.daemon.providers.errors import (
     ModelBadResponse,
     ModelError,
@@ -42,7 +43,6 @@ from coding_harness.daemon.providers.errors import (
     ModelTimeout,
     ModelUnavailable,
 )
-from coding_harness.daemon.providers.profiles import RetrySettings
 from coding_harness.protocol.methods import EventKind
 
 Notify = Callable[[str], object]

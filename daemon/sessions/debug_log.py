@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.agent.seams import JSONObject
-from coding_harness.daemon.secrets import REDACTED, Secrets, secrets_from
+from coding_harness.daemon.security.secrets import REDACTED, Secrets, secrets_from
 from coding_harness.protocol.paths import state_dir
 
 log = logging.getLogger(__name__)

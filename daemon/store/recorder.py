@@ -13,11 +13,11 @@ the write they describe. After a compaction replaced the whole history,
 from __future__ import annotations
 
 from coding_harness.daemon.agent.seams import JSONObject, Usage
-from coding_harness.daemon.config import ProviderProfile
-from coding_harness.daemon.cost import cost_usd
+from coding_harness.daemon.config.loader import ProviderProfile
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.db import UsageRow
 from coding_harness.daemon.tools.journal import WRITE_EVENT
+from coding_harness.daemon.usage.cost import cost_usd
 from coding_harness.protocol.methods import EventKind
 
 _STEP_KINDS = frozenset({EventKind.TOOL_CALL, EventKind.TOOL_RESULT})

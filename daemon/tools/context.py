@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from coding_harness.daemon.agent.seams import Approver, EventSink
-from coding_harness.daemon.secrets import Secrets
+from coding_harness.daemon.security.secrets import Secrets
 from coding_harness.daemon.tools.fetch import FetchPolicy
 from coding_harness.daemon.tools.process import tool_environment
 from coding_harness.daemon.tools.search import SearchEngine

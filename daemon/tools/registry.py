@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from coding_harness.daemon.agent.seams import JSONObject, ToolCall, ToolExecutor
-from coding_harness.daemon.secret_log import KNOWN_SECRETS, install_log_redaction
+from coding_harness.daemon.security.secret_log import KNOWN_SECRETS, install_log_redaction
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.secret_guard import guarded, leak_refusal

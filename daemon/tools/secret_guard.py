@@ -22,7 +22,7 @@ from coding_harness.daemon.agent.seams import (
     EventSink,
     JSONObject,
 )
-from coding_harness.daemon.secrets import Secrets
+from coding_harness.daemon.security.secrets import Secrets
 from coding_harness.daemon.tools.context import ToolContext
 
 

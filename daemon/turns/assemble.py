@@ -21,17 +21,15 @@ from coding_harness.daemon.agent.fingerprint import Fingerprinter, workspace_pro
 from coding_harness.daemon.agent.loop import AgentLoop, ContextKeeper, LoopSettings
 from coding_harness.daemon.agent.prompts import project_instructions, system_prompt
 from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, ToolExecutor, Usage
-from coding_harness.daemon.config import Config, ProviderProfile
+from coding_harness.daemon.config.loader import Config, ProviderProfile
 from coding_harness.daemon.context.compactor import Compactor, context_limit
 from coding_harness.daemon.context.plan_book import PlanKeeper
 from coding_harness.daemon.context.plans import Plan, guidance
-from coding_harness.daemon.cost import add_cost, cost_usd
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import with_retries
-from coding_harness.daemon.secrets import Secrets, collect_secrets
+from coding_harness.daemon.security.secrets import Secrets, collect_secrets
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.session import Session
-from coding_harness.daemon.spending import TurnSpending, turn_spending
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutcome
 from coding_harness.daemon.tools.fetch import FetchPolicy
@@ -39,6 +37,8 @@ from coding_harness.daemon.tools.search import SearchEngine, engine_named
 from coding_harness.daemon.tools.workspace import Workspace
 from coding_harness.daemon.turns.local_services import services_paragraph
 from coding_harness.daemon.turns.routing import TurnKind
+from coding_harness.daemon.usage.cost import add_cost, cost_usd
+from coding_harness.daemon.usage.spending import TurnSpending, turn_spending
 from coding_harness.protocol.methods import EventKind
 
 

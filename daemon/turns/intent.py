@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from coding_harness.daemon.agent.seams import JSONObject, Model, Usage
+from coding_harness.daemon.config.generation import request_payload
 from coding_harness.daemon.providers.errors import ModelError
-from coding_harness.daemon.providers.generation import request_payload
 
 Route = Literal["general", "coding", "hybrid"]
 Source = Literal["keywords", "model", "default", "option"]

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import psutil
 
-from coding_harness.daemon.config import Config
+from coding_harness.daemon.config.loader import Config
 
 log = logging.getLogger(__name__)
 

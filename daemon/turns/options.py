@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.config import home_dir
+from coding_harness.daemon.config.loader import home_dir
 from coding_harness.daemon.turns.intent import ROUTES, route_named
 from coding_harness.daemon.turns.routing import SUMMARY_MODE, TurnKind
 from coding_harness.daemon.turns.skills import NAME, find_skill

@@ -28,13 +28,12 @@ from typing import Any
 
 from coding_harness.daemon.agent.loop import LoopResult
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
-from coding_harness.daemon.config import Config, ConfigCache, ConfigError, ProviderProfile
+from coding_harness.daemon.config.loader import Config, ConfigCache, ConfigError, ProviderProfile
 from coding_harness.daemon.context.plan_book import PlanBook
 from coding_harness.daemon.context.turn_notes import NotesJob, NoteTakers, wants_notes
-from coding_harness.daemon.cost import cost_usd
 from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.pool import ProviderPool
-from coding_harness.daemon.secrets import collect_secrets
+from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
@@ -42,6 +41,7 @@ from coding_harness.daemon.turns.assemble import TurnRequest
 from coding_harness.daemon.turns.interrupted import recover_writes
 from coding_harness.daemon.turns.options import turn_kind
 from coding_harness.daemon.turns.turn import TurnDeps, TurnState, compact_session, drive_turn
+from coding_harness.daemon.usage.cost import cost_usd
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from coding_harness.daemon.agent.loop import AgentLoop, LoopResult
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
-from coding_harness.daemon.config import Config, ProviderProfile, home_dir
+from coding_harness.daemon.config.loader import Config, ProviderProfile, home_dir
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plan_book import PlanBook, PlanKeeper
 from coding_harness.daemon.providers.pool import ProviderPool
-from coding_harness.daemon.secrets import Secrets
+from coding_harness.daemon.security.secrets import Secrets
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS

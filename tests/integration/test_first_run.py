@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.provider_discovery import KEY_VARIABLES
+from coding_harness.daemon.providers.discovery import KEY_VARIABLES
 from coding_harness.protocol import methods
 from tests.integration.conftest import Sandbox
 from tests.support.commands import run_command

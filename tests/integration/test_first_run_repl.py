@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from coding_harness.daemon.provider_discovery import KEY_VARIABLES
+from coding_harness.daemon.providers.discovery import KEY_VARIABLES
 from tests.integration.conftest import Sandbox
 from tests.integration.test_repl_terminal import Terminal
 from tests.support.fake_model_server import Reply

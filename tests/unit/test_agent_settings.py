@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from coding_harness.daemon.settings import AgentSettings, parse_agent
+from coding_harness.daemon.config.settings import AgentSettings, parse_agent
 
 
 def parse(raw: dict[str, Any]) -> tuple[AgentSettings, list[str]]:

@@ -17,7 +17,7 @@ import pytest
 
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, SUMMARY_TASK
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall
-from coding_harness.daemon.config import ConfigCache
+from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.providers.errors import ModelRequestRejected
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import build_tools

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.config import (
+from coding_harness.daemon.config.loader import (
     BUILTIN_PROVIDER,
     LEGACY_CONFIG_PATH,
     ConfigCache,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.credentials import MAX_CREDENTIAL_BYTES, load_credentials
+from coding_harness.daemon.security.credentials import MAX_CREDENTIAL_BYTES, load_credentials
 
 
 def credential(folder: Path, name: str, data: bytes | str, mode: int = 0o600) -> Path:

@@ -19,7 +19,7 @@ from coding_harness.daemon.providers.errors import ModelServerError
 from coding_harness.daemon.providers.exchanges import ExchangeRecorder
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
-from coding_harness.daemon.secrets import collect_secrets
+from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.sessions.debug_log import DebugRecorder, DebugSwitches, debug_path
 from tests.support.sinks import RecordingSink
 from tests.unit.test_providers_http import KEY, PAYLOAD, Pieces, profile

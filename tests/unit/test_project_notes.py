@@ -23,7 +23,7 @@ from coding_harness.daemon.context.notes_curator import (
     prompt_lines,
 )
 from coding_harness.daemon.context.notes_parse import MAX_ITEMS, parse_notes
-from coding_harness.daemon.secrets import Secrets
+from coding_harness.daemon.security.secrets import Secrets
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.store.open_db import SCHEMA
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopSettings
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply
-from coding_harness.daemon.config import load_config
+from coding_harness.daemon.config.generation import SAMPLING_KEYS, request_payload, sampling_only
+from coding_harness.daemon.config.loader import load_config
 from coding_harness.daemon.context.compactor import Compactor
-from coding_harness.daemon.providers.generation import SAMPLING_KEYS, request_payload, sampling_only
 from coding_harness.daemon.turns.intent import model_asker
 from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME

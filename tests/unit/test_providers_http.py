@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from coding_harness.daemon.agent.seams import Model, ModelReply, ToolCall, Usage
-from coding_harness.daemon.config import ProviderProfile
+from coding_harness.daemon.config.loader import ProviderProfile
 from coding_harness.daemon.providers.errors import (
     ModelBadRequest,
     ModelBadResponse,

@@ -16,7 +16,8 @@ import pytest
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopSettings
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall, Usage
-from coding_harness.daemon.config import ProviderProfile
+from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import RetrySettings
 from coding_harness.daemon.providers.errors import (
     ModelBadResponse,
     ModelContextExceeded,
@@ -24,7 +25,6 @@ from coding_harness.daemon.providers.errors import (
     ModelStreamCut,
 )
 from coding_harness.daemon.providers.pool import ProviderPool
-from coding_harness.daemon.providers.profiles import RetrySettings
 from coding_harness.daemon.providers.retrying import RetryingModel
 from tests.support.fake_model_server import FakeModelServer, Fault, Reply, tool_call
 from tests.support.sinks import RecordingSink

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink, Usage
+from coding_harness.daemon.config.profiles import RetrySettings
 from coding_harness.daemon.providers.errors import (
     ModelContextExceeded,
     ModelError,
@@ -19,7 +20,6 @@ from coding_harness.daemon.providers.errors import (
     ModelTimeout,
     ModelUnavailable,
 )
-from coding_harness.daemon.providers.profiles import RetrySettings
 from coding_harness.daemon.providers.retrying import RetryingModel, seconds, with_retries
 from tests.support.sinks import RecordingSink
 

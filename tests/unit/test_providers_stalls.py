@@ -18,11 +18,11 @@ import httpx
 import pytest
 
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink
-from coding_harness.daemon.config import load_config
+from coding_harness.daemon.config.loader import load_config
+from coding_harness.daemon.config.profiles import ProviderProfile, RetrySettings, StallLimits
 from coding_harness.daemon.providers.errors import ModelError, ModelTimeout
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
-from coding_harness.daemon.providers.profiles import ProviderProfile, RetrySettings, StallLimits
 from coding_harness.daemon.providers.retrying import MODEL_WAITING, RetryingModel, with_retries
 from coding_harness.daemon.providers.stall import wait_interval
 from tests.support.sinks import RecordingSink

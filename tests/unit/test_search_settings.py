@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.config import load_config
+from coding_harness.daemon.config.loader import load_config
 
 Dirs = tuple[Path, Path]
 

@@ -11,9 +11,9 @@ from urllib.parse import quote
 
 import pytest
 
-from coding_harness.daemon.secret_log import SecretBook, install_log_redaction
-from coding_harness.daemon.secrets import REDACTED, Secrets, collect_secrets, looks_secret
-from coding_harness.daemon.settings import AgentSettings, parse_agent
+from coding_harness.daemon.config.settings import AgentSettings, parse_agent
+from coding_harness.daemon.security.secret_log import SecretBook, install_log_redaction
+from coding_harness.daemon.security.secrets import REDACTED, Secrets, collect_secrets, looks_secret
 
 
 def test_profile_key_variables_count_whatever_they_are_called() -> None:

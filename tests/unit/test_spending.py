@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from coding_harness.daemon.spending import DAY_KEY, SESSION_KEY, SpendingGuard, usd
+from coding_harness.daemon.usage.spending import DAY_KEY, SESSION_KEY, SpendingGuard, usd
 
 DAY = "2026-11-30"
 

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from coding_harness.daemon.agent.seams import Usage
-from coding_harness.daemon.config import ProviderProfile
-from coding_harness.daemon.cost import cost_usd
-from coding_harness.daemon.spending import (
+from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.usage.cost import cost_usd
+from coding_harness.daemon.usage.spending import (
     SESSION_KEY,
     SpendingGuard,
     TurnSpending,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from coding_harness.daemon.agent.seams import ApprovalRequest, ToolCall
-from coding_harness.daemon.secrets import REDACTED, Secrets, collect_secrets
+from coding_harness.daemon.security.secrets import REDACTED, Secrets, collect_secrets
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.fetch import FetchPolicy

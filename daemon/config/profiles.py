@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from coding_harness.daemon.providers.generation import sampling_only
+from coding_harness.daemon.config.generation import sampling_only
 
 ProviderType = Literal["openai", "mlx"]
 TYPE_ALIASES: dict[str, ProviderType] = {

@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from coding_harness.daemon.agent.seams import JSONObject, Usage
-from coding_harness.daemon.config import GLOBAL_CONFIG_NAME, ProviderProfile
-from coding_harness.daemon.cost import cost_usd
+from coding_harness.daemon.config.loader import GLOBAL_CONFIG_NAME, ProviderProfile
 from coding_harness.daemon.store.db import usage_day
+from coding_harness.daemon.usage.cost import cost_usd
 
 SESSION_KEY = "agent.spend_limit_session_usd"
 DAY_KEY = "agent.spend_limit_day_usd"

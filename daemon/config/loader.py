@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.config_layers import (
+from coding_harness.daemon.config.layers import (
     BUILTIN_ORIGIN,
     BUILTIN_PROVIDER,
     DISCOVERED_ORIGIN,
@@ -41,8 +41,7 @@ from coding_harness.daemon.config_layers import (
     merged_data,
     origin_finder,
 )
-from coding_harness.daemon.provider_discovery import KEY_VARIABLES, Discovery
-from coding_harness.daemon.providers.profiles import (
+from coding_harness.daemon.config.profiles import (
     TYPE_ALIASES,
     ConfigError,
     OriginOf,
@@ -53,7 +52,13 @@ from coding_harness.daemon.providers.profiles import (
     parse_profile,
     parse_retry,
 )
-from coding_harness.daemon.settings import AgentSettings, SearchSettings, parse_agent, parse_search
+from coding_harness.daemon.config.settings import (
+    AgentSettings,
+    SearchSettings,
+    parse_agent,
+    parse_search,
+)
+from coding_harness.daemon.providers.discovery import KEY_VARIABLES, Discovery
 from coding_harness.daemon.tools.search import SEARCH_KEY_VARIABLES
 from coding_harness.protocol import paths, trust
 from coding_harness.protocol.config_files import (

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from coding_harness.daemon.providers.profiles import OriginOf, bad
+from coding_harness.daemon.config.profiles import OriginOf, bad
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 SEARCH_ENGINES = ("brave", "exa", "duckduckgo")

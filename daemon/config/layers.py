@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.providers.profiles import KeyPath, OriginOf
+from coding_harness.daemon.config.profiles import KeyPath, OriginOf
 from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import (
     GLOBAL_CONFIG_NAME,

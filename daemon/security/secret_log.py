@@ -19,7 +19,7 @@ import os
 import threading
 from collections.abc import Mapping
 
-from coding_harness.daemon.secrets import Secrets, collect_secrets, secrets_from
+from coding_harness.daemon.security.secrets import Secrets, collect_secrets, secrets_from
 
 # Values met over the daemon's life are few: a key per profile and client.
 BOOK_LIMIT = 500

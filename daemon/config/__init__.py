@@ -1,0 +1,3 @@
+"""Every configuration record and its errors: the file layers, the
+settings, provider profiles and their sampling keys.
+"""
