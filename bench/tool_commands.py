@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from coding_harness.daemon.tools.code_search import grep
-from coding_harness.daemon.tools.process import run_process
+from coding_harness.daemon.tools.shell.process import run_process
 from coding_harness.daemon.tools.workspace import Workspace
 
 

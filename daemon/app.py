@@ -39,10 +39,10 @@ from coding_harness.daemon.sessions.session import EVENT_LOG_LIMIT, SessionTable
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.store.restore import restore_sessions, tell_store_problem
 from coding_harness.daemon.store.state_lock import StateLock
-from coding_harness.daemon.tools import prctl, process_tree
 from coding_harness.daemon.tools.builtin import build_tools
-from coding_harness.daemon.tools.containment import command_keeper
-from coding_harness.daemon.tools.leftovers import RECORD_NAME, LeftoverRecord
+from coding_harness.daemon.tools.shell import prctl, process_tree
+from coding_harness.daemon.tools.shell.containment import command_keeper
+from coding_harness.daemon.tools.shell.leftovers import RECORD_NAME, LeftoverRecord
 from coding_harness.daemon.turns.runner import TurnRunner
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
 from coding_harness.protocol.version import PROTOCOL_VERSION, __version__

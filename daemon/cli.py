@@ -34,7 +34,7 @@ from coding_harness.daemon.security.secret_log import KNOWN_SECRETS, install_log
 from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.server.service import ServiceContext, ServiceError
 from coding_harness.daemon.server.socket_server import AlreadyRunning
-from coding_harness.daemon.tools import prctl
+from coding_harness.daemon.tools.shell import prctl
 from coding_harness.protocol import discovery, paths
 from coding_harness.protocol.version import __version__
 

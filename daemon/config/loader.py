@@ -59,7 +59,7 @@ from coding_harness.daemon.config.settings import (
     parse_search,
 )
 from coding_harness.daemon.providers.discovery import KEY_VARIABLES, Discovery
-from coding_harness.daemon.tools.search import SEARCH_KEY_VARIABLES
+from coding_harness.daemon.tools.web.search import SEARCH_KEY_VARIABLES
 from coding_harness.protocol import paths, trust
 from coding_harness.protocol.config_files import (
     GLOBAL_CONFIG_NAME,

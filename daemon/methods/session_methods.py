@@ -28,7 +28,7 @@ from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.history_pages import history_page
 from coding_harness.daemon.sessions.replay import replay
 from coding_harness.daemon.sessions.session import Session, new_session_id
-from coding_harness.daemon.tools.seen import forget_session
+from coding_harness.daemon.tools.edit.seen import forget_session
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind

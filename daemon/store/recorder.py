@@ -16,7 +16,7 @@ from coding_harness.daemon.agent.seams import JSONObject, Usage
 from coding_harness.daemon.config.loader import ProviderProfile
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.db import UsageRow
-from coding_harness.daemon.tools.journal import WRITE_EVENT
+from coding_harness.daemon.tools.edit.journal import WRITE_EVENT
 from coding_harness.daemon.usage.cost import cost_usd
 from coding_harness.protocol.methods import EventKind
 

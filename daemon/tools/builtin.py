@@ -14,22 +14,17 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 
-from coding_harness.daemon.tools import (
-    code_search,
-    edits,
-    fetch,
-    files,
-    planning,
-    replace,
-    search,
-    shell,
-)
-from coding_harness.daemon.tools import write_file as write_file_tool
+from coding_harness.daemon.tools import code_search, files, planning
 from coding_harness.daemon.tools.context import ToolContext
+from coding_harness.daemon.tools.edit import gate as edits
+from coding_harness.daemon.tools.edit import replace
+from coding_harness.daemon.tools.edit import write_file as write_file_tool
+from coding_harness.daemon.tools.edit.seen import seen_texts
+from coding_harness.daemon.tools.edit.writes import read_current
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.registry import BoundTools, ToolRegistry
-from coding_harness.daemon.tools.seen import seen_texts
-from coding_harness.daemon.tools.writes import read_current
+from coding_harness.daemon.tools.shell import run_shell as shell
+from coding_harness.daemon.tools.web import fetch, search
 
 BUILTIN_TOOLS = ToolRegistry()
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import read_regular
-from coding_harness.daemon.tools.process import ProcessResult, run_process
+from coding_harness.daemon.tools.shell.process import ProcessResult, run_process
 from coding_harness.daemon.tools.workspace import Workspace, check_not_hidden
 
 GREP_TIME_LIMIT = 20.0  # seconds; `agent.command_timeout` lowers it when smaller

@@ -14,9 +14,9 @@ from typing import Protocol
 
 from coding_harness.daemon.agent.seams import Approver, EventSink
 from coding_harness.daemon.security.secrets import Secrets
-from coding_harness.daemon.tools.fetch import FetchPolicy
-from coding_harness.daemon.tools.process import tool_environment
-from coding_harness.daemon.tools.search import SearchEngine
+from coding_harness.daemon.tools.shell.process import tool_environment
+from coding_harness.daemon.tools.web.fetch import FetchPolicy
+from coding_harness.daemon.tools.web.search import SearchEngine
 from coding_harness.daemon.tools.workspace import Workspace
 
 EXIT_CHECK_FAILED = 2

@@ -32,8 +32,8 @@ from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutcome
-from coding_harness.daemon.tools.fetch import FetchPolicy
-from coding_harness.daemon.tools.search import SearchEngine, engine_named
+from coding_harness.daemon.tools.web.fetch import FetchPolicy
+from coding_harness.daemon.tools.web.search import SearchEngine, engine_named
 from coding_harness.daemon.tools.workspace import Workspace
 from coding_harness.daemon.turns.local_services import services_paragraph
 from coding_harness.daemon.turns.routing import TurnKind

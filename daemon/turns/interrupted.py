@@ -19,8 +19,8 @@ from pathlib import Path, PurePosixPath
 
 from coding_harness.daemon.agent.history import repair_dangling
 from coding_harness.daemon.agent.seams import JSONObject
-from coding_harness.daemon.tools.journal import STARTED, WRITE_EVENT, WriteEntry, digest
-from coding_harness.daemon.tools.writes import MAX_EDIT_BYTES, TEMP_NAME
+from coding_harness.daemon.tools.edit.journal import STARTED, WRITE_EVENT, WriteEntry, digest
+from coding_harness.daemon.tools.edit.writes import MAX_EDIT_BYTES, TEMP_NAME
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from coding_harness.daemon.agent.prompts import SUMMARY_TASK
 from coding_harness.daemon.agent.seams import EventSink
-from coding_harness.daemon.tools.search import SearchEngine, SearchError, format_results
+from coding_harness.daemon.tools.web.search import SearchEngine, SearchError, format_results
 from coding_harness.daemon.turns.intent import Ask, IntentDecision, Route, classify
 from coding_harness.daemon.turns.skills import find_skill, skill_request
 from coding_harness.protocol.methods import EventKind

@@ -28,9 +28,9 @@ from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
+from coding_harness.daemon.tools.edit.seen import forget_session
 from coding_harness.daemon.tools.registry import OnlyTools
-from coding_harness.daemon.tools.search import SearchEngine
-from coding_harness.daemon.tools.seen import forget_session
+from coding_harness.daemon.tools.web.search import SearchEngine
 from coding_harness.daemon.turns.assemble import (
     TurnRequest,
     build_compactor,

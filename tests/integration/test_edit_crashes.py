@@ -1,7 +1,7 @@
 """`kill -9` of the daemon around an approved edit: after the restart, the history says
 what is on disk, the file is whole, and no temporary file is left in the workspace.
 
-The write is journaled before and after it happens (`daemon/tools/journal.py`);
+The write is journaled before and after it happens (`daemon/tools/edit/journal.py`);
 recovery compares the file with the journal's hashes. The exact crash windows
 are replayed deterministically in tests/unit/test_write_recovery.py; here real
 kills land at random just after the "yes" (CRASH_ROUNDS=50 runs more rounds).

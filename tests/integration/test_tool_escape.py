@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.tools.leftovers import RECORD_NAME
+from coding_harness.daemon.tools.shell.leftovers import RECORD_NAME
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call

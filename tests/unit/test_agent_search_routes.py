@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.tools.search import SearchError, SearchResult
+from coding_harness.daemon.tools.web.search import SearchError, SearchResult
 from coding_harness.daemon.turns import assemble as turn_setup
 from tests.unit.test_agent_turns import TurnHarness, say, tool_names
 from tests.unit.test_agent_turns import home_in_tmp as home_in_tmp  # the fixture

@@ -164,7 +164,7 @@ def test_with_no_config_file_the_keys_discovery_looks_for_are_sent(tmp_path: Pat
 
 def test_the_clients_key_name_lists_are_the_daemons() -> None:
     from coding_harness.daemon.providers.discovery import KEY_VARIABLES
-    from coding_harness.daemon.tools.search import SEARCH_KEY_VARIABLES as daemons
+    from coding_harness.daemon.tools.web.search import SEARCH_KEY_VARIABLES as daemons
 
     assert tuple(SEARCH_KEY_VARIABLES) == tuple(daemons)
     assert tuple(DISCOVERY_KEY_VARIABLES) == tuple(KEY_VARIABLES)

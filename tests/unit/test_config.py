@@ -16,7 +16,7 @@ from coding_harness.daemon.config.loader import (
     deep_merge,
     load_config,
 )
-from coding_harness.daemon.tools.search import SEARCH_KEY_VARIABLES
+from coding_harness.daemon.tools.web.search import SEARCH_KEY_VARIABLES
 
 
 def write(path: Path, data: object) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coding_harness.daemon.tools.pagetext import Page, page_text
+from coding_harness.daemon.tools.web.pagetext import Page, page_text
 from coding_harness.daemon.turns.local_services import shown_address
 
 

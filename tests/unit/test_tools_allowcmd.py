@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.shell import allowed_extras, run_shell
+from coding_harness.daemon.tools.shell.run_shell import allowed_extras, run_shell
 from tests.unit.test_tools_support import build_project, make_ctx, run
 
 

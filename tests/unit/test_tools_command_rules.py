@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.tools.command_rules import CAT, LS, MAKE, Option, Syntax
+from coding_harness.daemon.tools.shell.command_rules import CAT, LS, MAKE, Option, Syntax
 from tests.unit.test_tools_support import build_project, shell
 
 MAKEFILE = (

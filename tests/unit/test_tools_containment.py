@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.tools import process_tree
-from coding_harness.daemon.tools.containment import REAP_AFTER_SECONDS, CommandKeeper
-from coding_harness.daemon.tools.leftovers import Entry, LeftoverRecord
-from coding_harness.daemon.tools.process_tree import MARKER, descends_from
+from coding_harness.daemon.tools.shell import process_tree
+from coding_harness.daemon.tools.shell.containment import REAP_AFTER_SECONDS, CommandKeeper
+from coding_harness.daemon.tools.shell.leftovers import Entry, LeftoverRecord
+from coding_harness.daemon.tools.shell.process_tree import MARKER, descends_from
 from tests.unit.test_tools_support import process_gone
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
@@ -191,9 +191,9 @@ def test_zombies_are_reaped_late_and_never_a_child_someone_waits_for(
 REAPING = """
 import asyncio, json, logging, os, sys, time
 from pathlib import Path
-from coding_harness.daemon.tools import process_tree
-from coding_harness.daemon.tools.containment import command_keeper
-from coding_harness.daemon.tools.process import run_process
+from coding_harness.daemon.tools.shell import process_tree
+from coding_harness.daemon.tools.shell.containment import command_keeper
+from coding_harness.daemon.tools.shell.process import run_process
 
 unknown = []
 class Watch(logging.Handler):
@@ -248,7 +248,7 @@ def test_the_subreaper_reaps_orphans_without_taking_exit_statuses(tmp_path: Path
 
 
 NON_DUMPABLE = """
-from coding_harness.daemon.tools import prctl
+from coding_harness.daemon.tools.shell import prctl
 before = prctl.is_dumpable()
 print(before, prctl.make_non_dumpable(), prctl.is_dumpable())
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coding_harness.daemon.tools.diff import unified_diff
+from coding_harness.daemon.tools.edit.diff import unified_diff
 
 
 def test_changed_line() -> None:

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.tools import writes
-from coding_harness.daemon.tools.edits import propose_edit
-from coding_harness.daemon.tools.journal import journaled
+from coding_harness.daemon.tools.edit import writes
+from coding_harness.daemon.tools.edit.gate import propose_edit
+from coding_harness.daemon.tools.edit.journal import journaled
 from tests.unit.test_tools_edits import APP, CHECKING_MAKEFILE, edit, temp_files
 from tests.unit.test_tools_support import (
     RecordingSink,

@@ -12,7 +12,7 @@ import pytest
 
 from coding_harness.daemon.agent.seams import ApprovalRequest
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.tools.edits import propose_edit
+from coding_harness.daemon.tools.edit.gate import propose_edit
 from coding_harness.daemon.tools.errors import ToolRefusal
 from tests.unit.test_tools_support import (
     RecordingSink,

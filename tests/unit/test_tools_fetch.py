@@ -18,7 +18,7 @@ import pytest
 from coding_harness.daemon.agent.seams import ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.fetch import FetchPolicy, Resolver, fetch_url
+from coding_harness.daemon.tools.web.fetch import FetchPolicy, Resolver, fetch_url
 from tests.unit.test_tools_net_support import forbid_remote_network, local_site, send, trickle
 from tests.unit.test_tools_support import make_ctx, run
 

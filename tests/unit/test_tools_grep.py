@@ -12,7 +12,7 @@ import pytest
 from coding_harness.daemon.tools import code_search
 from coding_harness.daemon.tools.code_search import GREP_MAX_MATCHES, parse_output
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.process import OutputCapture
+from coding_harness.daemon.tools.shell.process import OutputCapture
 from coding_harness.daemon.tools.workspace import Workspace
 from tests.support.slow_search import RUNAWAY_PATTERN, searches, write_runaway_line, write_slow_text
 from tests.unit.test_tools_support import SECRET, build_project, process_gone, run

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from coding_harness.daemon.tools.htmltext import html_to_text
+from coding_harness.daemon.tools.web.htmltext import html_to_text
 
 
 def test_headings_paragraphs_lists_and_link_text() -> None:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.tools.process import (
+from coding_harness.daemon.tools.shell.process import (
     OutputCapture,
     run_process,
     shorten,
     tool_environment,
 )
-from coding_harness.daemon.tools.process_tree import MARKER
+from coding_harness.daemon.tools.shell.process_tree import MARKER
 from tests.unit.test_tools_support import process_gone, read_pid, run, wait_for_file
 
 # A recipe that leaves a background sleep holding the output pipe, and records the pids.

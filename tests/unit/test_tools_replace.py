@@ -10,8 +10,8 @@ import pytest
 from coding_harness.daemon.agent.seams import ApprovalRequest, ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
+from coding_harness.daemon.tools.edit.replace import replace_text
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.replace import replace_text
 from tests.unit.test_tools_support import (
     RecordingSink,
     ScriptedApprover,

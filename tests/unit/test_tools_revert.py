@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.tools.edits import propose_edit
-from coding_harness.daemon.tools.replace import replace_text
+from coding_harness.daemon.tools.edit.gate import propose_edit
+from coding_harness.daemon.tools.edit.replace import replace_text
 from tests.unit.test_tools_support import ScriptedApprover, build_project, make_ctx, run
 
 APP = "def main():\n    return 42\n"

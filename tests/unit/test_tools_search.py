@@ -11,7 +11,7 @@ import pytest
 
 from coding_harness.daemon.agent.seams import ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
-from coding_harness.daemon.tools.search import (
+from coding_harness.daemon.tools.web.search import (
     BraveSearch,
     DuckDuckGoSearch,
     ExaSearch,

@@ -15,9 +15,9 @@ from coding_harness.daemon.agent.seams import ApprovalRequest, ToolCall
 from coding_harness.daemon.security.secrets import REDACTED, Secrets, collect_secrets
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.tools.fetch import FetchPolicy
 from coding_harness.daemon.tools.registry import BoundTools, ToolRegistry
-from coding_harness.daemon.tools.search import SearchResult
+from coding_harness.daemon.tools.web.fetch import FetchPolicy
+from coding_harness.daemon.tools.web.search import SearchResult
 from tests.unit.test_tools_net_support import forbid_remote_network, local_site, send
 from tests.unit.test_tools_support import ScriptedApprover, make_ctx, run
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.tools.shell import filter_ls_output
+from coding_harness.daemon.tools.shell.run_shell import filter_ls_output
 from tests.unit.test_tools_support import build_project, process_gone, read_pid, shell
 
 MAKEFILE = (

@@ -168,7 +168,7 @@ def umask() -> int:
 def shell(root: Path, command: str, **flags: Any) -> str:
     """run_shell's answer in `root`: its output, or the refusal the model would get."""
     from coding_harness.daemon.tools.errors import ToolRefusal
-    from coding_harness.daemon.tools.shell import run_shell
+    from coding_harness.daemon.tools.shell.run_shell import run_shell
 
     ctx, _ = make_ctx(root, **flags)
     try:

@@ -16,9 +16,9 @@ import pytest
 
 from coding_harness.daemon.agent.seams import ApprovalRequest
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.shell import run_shell
-from coding_harness.daemon.tools.uv_gate import index_notes
-from coding_harness.daemon.tools.uv_rules import UV_GLOBAL
+from coding_harness.daemon.tools.shell.run_shell import run_shell
+from coding_harness.daemon.tools.shell.uv_gate import index_notes
+from coding_harness.daemon.tools.shell.uv_rules import UV_GLOBAL
 from tests.unit.test_tools_support import (
     RecordingSink,
     ScriptedApprover,

@@ -10,10 +10,10 @@ import pytest
 
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.tools.edits import propose_edit
+from coding_harness.daemon.tools.edit.gate import propose_edit
+from coding_harness.daemon.tools.edit.seen import forget_session
+from coding_harness.daemon.tools.edit.write_file import write_file
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.seen import forget_session
-from coding_harness.daemon.tools.write_file import write_file
 from tests.unit.test_tools_support import (
     RecordingSink,
     ScriptedApprover,

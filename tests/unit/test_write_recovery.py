@@ -17,7 +17,7 @@ import pytest
 from coding_harness.daemon.sessions.session import SessionTable
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.store.restore import RESTART_NOTE, restore_sessions
-from coding_harness.daemon.tools.journal import digest
+from coding_harness.daemon.tools.edit.journal import digest
 
 OLD, NEW = "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return a + b\n"
 TEMP = ".harness-0123456789ab.tmp"

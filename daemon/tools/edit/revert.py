@@ -15,16 +15,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.tools.edit_plan import EditPlan
-from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.journal import journaled
-from coding_harness.daemon.tools.seen import seen_texts
-from coding_harness.daemon.tools.writes import (
+from coding_harness.daemon.tools.edit.journal import journaled
+from coding_harness.daemon.tools.edit.plan import EditPlan
+from coding_harness.daemon.tools.edit.seen import seen_texts
+from coding_harness.daemon.tools.edit.writes import (
     read_current,
     remove_created,
     temp_path,
     write_atomically,
 )
+from coding_harness.daemon.tools.errors import ToolRefusal
 
 # The approval answer that applies an edit and reverts it if make check then fails.
 REVERT = "revert"

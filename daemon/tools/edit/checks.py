@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import read_regular
-from coding_harness.daemon.tools.process import run_process, shorten
+from coding_harness.daemon.tools.shell.process import run_process, shorten
 
 CHECK_OUTPUT_CHARS = 2_000
 MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from coding_harness.daemon.tools.containment import Command, CommandKeeper, command_keeper
+from coding_harness.daemon.tools.shell.containment import Command, CommandKeeper, command_keeper
 
 _CHUNK = 65536
 _TERM_GRACE = 0.3

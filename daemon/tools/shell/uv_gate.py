@@ -5,7 +5,7 @@ any other command. `uv run` and `uv sync` run project code and may download
 packages, so they are put to the user the way an edit is: the exact command,
 plus any package index the project's uv settings name, through the session's
 approver; `-y` approves them as it approves edits. Every other subcommand is
-refused with its reason. Under --dry-run no uv runs at all (see `shell.py`).
+refused with its reason. Under --dry-run no uv runs at all (see `run_shell.py`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest
-from coding_harness.daemon.tools.argv_rules import Parsed, check_option_paths, check_words, parse
-from coding_harness.daemon.tools.command_rules import Operands, Syntax
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.uv_rules import (
+from coding_harness.daemon.tools.shell.argv_rules import (
+    Parsed,
+    check_option_paths,
+    check_words,
+    parse,
+)
+from coding_harness.daemon.tools.shell.command_rules import Operands, Syntax
+from coding_harness.daemon.tools.shell.uv_rules import (
     UV_COMMANDS,
     UV_GLOBAL,
     UV_GROUPS,

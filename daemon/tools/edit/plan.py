@@ -2,7 +2,7 @@
 
 propose_edit's plan is checked against the file on disk here (a stale base or
 an edit that changes nothing is refused); replace_text and write_file build the
-same record from their own arguments with `make_plan`. The gate (`edits.py`)
+same record from their own arguments with `make_plan`. The gate (`gate.py`)
 and the revert after a failed check (`revert.py`) take it as it is.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from coding_harness.daemon.tools.diff import unified_diff
+from coding_harness.daemon.tools.edit.diff import unified_diff
+from coding_harness.daemon.tools.edit.writes import read_current
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.workspace import Workspace
-from coding_harness.daemon.tools.writes import read_current
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)

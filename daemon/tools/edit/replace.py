@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.tools.edit_plan import EditPlan, make_plan
-from coding_harness.daemon.tools.edits import submit_edit
+from coding_harness.daemon.tools.edit.gate import submit_edit
+from coding_harness.daemon.tools.edit.plan import EditPlan, make_plan
+from coding_harness.daemon.tools.edit.writes import read_current
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.workspace import Workspace
-from coding_harness.daemon.tools.writes import read_current
 
 
 async def replace_text(ctx: ToolContext, path: str, old_text: str, new_text: str) -> str:

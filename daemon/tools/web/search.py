@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from coding_harness.daemon.tools.ddg import parse_results
+from coding_harness.daemon.tools.web.ddg import parse_results
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 EXA_ENDPOINT = "https://api.exa.ai/search"

@@ -20,13 +20,19 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from coding_harness.daemon.tools.argv_rules import check_option_paths, check_words, parse
-from coding_harness.daemon.tools.command_rules import CAT, LS, MAKE, MAKE_ASSIGNMENT_REFUSED, PWD
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import describe_kind
-from coding_harness.daemon.tools.process import ProcessResult, run_process
-from coding_harness.daemon.tools.uv_gate import ask_to_run, plan_uv
+from coding_harness.daemon.tools.shell.argv_rules import check_option_paths, check_words, parse
+from coding_harness.daemon.tools.shell.command_rules import (
+    CAT,
+    LS,
+    MAKE,
+    MAKE_ASSIGNMENT_REFUSED,
+    PWD,
+)
+from coding_harness.daemon.tools.shell.process import ProcessResult, run_process
+from coding_harness.daemon.tools.shell.uv_gate import ask_to_run, plan_uv
 from coding_harness.daemon.tools.workspace import Workspace, is_hidden_name
 
 ALLOWED = ("cat", "ls", "make", "pwd", "uv")

@@ -20,12 +20,12 @@ from __future__ import annotations
 import asyncio
 
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.tools.edit_plan import EditPlan, keep_final_newline, make_plan
-from coding_harness.daemon.tools.edits import submit_edit
+from coding_harness.daemon.tools.edit.gate import submit_edit
+from coding_harness.daemon.tools.edit.plan import EditPlan, keep_final_newline, make_plan
+from coding_harness.daemon.tools.edit.seen import Base, seen_texts
+from coding_harness.daemon.tools.edit.writes import read_current
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.seen import Base, seen_texts
 from coding_harness.daemon.tools.workspace import Workspace
-from coding_harness.daemon.tools.writes import read_current
 
 UNREAD = "it replaces a file not read in this session"
 

@@ -4,7 +4,7 @@ For each program, and for each `uv` subcommand, a table says which options
 exist, which take a value and what that value may be, which are refused and
 why, and what the remaining words (operands) are. These are allow-lists: an
 option that is not listed is refused. `argv_rules.py` reads a command line
-against a table; `shell.py` and `uv_gate.py` decide what the operands may
+against a table; `run_shell.py` and `uv_gate.py` decide what the operands may
 name. The tables follow GNU make 4.x and GNU coreutils; uv's are in
 `uv_rules.py`.
 """

@@ -13,7 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from coding_harness.daemon.tools.command_rules import Option, Syntax, flag, path_option, refused
+from coding_harness.daemon.tools.shell.command_rules import (
+    Option,
+    Syntax,
+    flag,
+    path_option,
+    refused,
+)
 
 _UV_SOURCES = (
     "uv uses only the package sources the project declares; another index, "

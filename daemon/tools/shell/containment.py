@@ -42,9 +42,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from coding_harness.daemon.tools import prctl, process_tree
-from coding_harness.daemon.tools.leftovers import Entry, LeftoverRecord
-from coding_harness.daemon.tools.process_tree import MARKER, ProcInfo
+from coding_harness.daemon.tools.shell import prctl, process_tree
+from coding_harness.daemon.tools.shell.leftovers import Entry, LeftoverRecord
+from coding_harness.daemon.tools.shell.process_tree import MARKER, ProcInfo
 
 log = logging.getLogger(__name__)
 

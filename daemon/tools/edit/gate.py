@@ -23,14 +23,14 @@ import errno
 from pathlib import Path
 
 from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest
-from coding_harness.daemon.tools.checks import changes_check, run_check
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.tools.edit_plan import EditPlan, plan_edit
+from coding_harness.daemon.tools.edit.checks import changes_check, run_check
+from coding_harness.daemon.tools.edit.journal import journaled
+from coding_harness.daemon.tools.edit.plan import EditPlan, plan_edit
+from coding_harness.daemon.tools.edit.revert import REVERT, revert_edit
+from coding_harness.daemon.tools.edit.seen import seen_texts
+from coding_harness.daemon.tools.edit.writes import read_current, temp_path, write_atomically
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.journal import journaled
-from coding_harness.daemon.tools.revert import REVERT, revert_edit
-from coding_harness.daemon.tools.seen import seen_texts
-from coding_harness.daemon.tools.writes import read_current, temp_path, write_atomically
 
 KEPT = (
     "\nThe edit stays in place. Fix what make check reported, starting from the file as it is now."

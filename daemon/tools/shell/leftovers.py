@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.tools import process_tree
-from coding_harness.daemon.tools.process_tree import ProcInfo
+from coding_harness.daemon.tools.shell import process_tree
+from coding_harness.daemon.tools.shell.process_tree import ProcInfo
 
 log = logging.getLogger(__name__)
 

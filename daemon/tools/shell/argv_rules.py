@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from coding_harness.daemon.tools.command_rules import Option, Syntax
 from coding_harness.daemon.tools.errors import ToolRefusal
+from coding_harness.daemon.tools.shell.command_rules import Option, Syntax
 from coding_harness.daemon.tools.workspace import Workspace
 
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import httpx
 
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.htmltext import html_to_text
-from coding_harness.daemon.tools.netcheck import check_addresses, check_url
-from coding_harness.daemon.tools.pagetext import Page, page_text
+from coding_harness.daemon.tools.web.htmltext import html_to_text
+from coding_harness.daemon.tools.web.netcheck import check_addresses, check_url
+from coding_harness.daemon.tools.web.pagetext import Page, page_text
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 """`async (host, port) -> addresses` as strings."""

@@ -1,0 +1,3 @@
+"""Tools that write the workspace, and the approval gate, journal and
+`make check` every write goes through.
+"""
