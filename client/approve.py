@@ -11,10 +11,10 @@ import select
 import sys
 from typing import Any
 
-from coding_harness.client import approval_prompt, exit_codes
-from coding_harness.client.launcher import connect_or_start
+from coding_harness.client.session import approval_prompt
+from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.client.style import Style, color_wanted
-from coding_harness.protocol import errors, methods, paths
+from coding_harness.protocol import errors, exit_codes, methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__

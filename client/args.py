@@ -11,7 +11,7 @@ mistakes) goes to argparse, which gives the same result or the error.
 
 from __future__ import annotations
 
-from coding_harness.client.text_input import UTF8_FIX, BadInput, utf8_problem
+from coding_harness.client.session.text_input import UTF8_FIX, BadInput, utf8_problem
 from coding_harness.protocol.version import __version__
 
 SUBCOMMANDS = ("sessions", "attach", "approve", "trust", "doctor", "completions", "daemon")

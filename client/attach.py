@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from coding_harness.client import exit_codes
 from coding_harness.client.args import OneShotOptions
 from coding_harness.client.style import Style
-from coding_harness.protocol import methods, paths
+from coding_harness.protocol import exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 

@@ -15,7 +15,6 @@ import importlib
 import os
 import sys
 
-from coding_harness.client import exit_codes
 from coding_harness.client.args import (
     SUBCOMMANDS,
     OneShotOptions,
@@ -25,7 +24,8 @@ from coding_harness.client.args import (
     version_text,
 )
 from coding_harness.client.failures import prepare_streams, run_guarded
-from coding_harness.client.text_input import BadInput, decode_input, utf8_problem
+from coding_harness.client.session.text_input import BadInput, decode_input, utf8_problem
+from coding_harness.protocol import exit_codes
 
 # Room left in a message for everything a submit carries besides the prompt.
 MESSAGE_OVERHEAD = 1024 * 1024
@@ -98,7 +98,7 @@ def _config_defaults(options: OneShotOptions) -> None:
     """The config's `quiet`, `plain` and `debug` under the flags (`config_defaults.py`)."""
     from pathlib import Path
 
-    from coding_harness.client.config_defaults import apply_defaults
+    from coding_harness.client.session.config_defaults import apply_defaults
     from coding_harness.protocol.paths import home_dir
 
     try:
@@ -130,7 +130,7 @@ def _check_workspace(options: OneShotOptions) -> None:
 # Each subcommand's module (imported only when used) exposes main(argv) -> int.
 _SUBCOMMAND_MODULES = {
     "daemon": "daemon_control",
-    "sessions": "sessions_list",
+    "sessions": "commands.sessions_list",
     "attach": "attach",
     "approve": "approve",
     "trust": "trust",

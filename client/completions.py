@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from coding_harness.client import exit_codes
 from coding_harness.client.args import SHELLS, build_parser
 from coding_harness.client.completion_scripts import Flag, script
+from coding_harness.protocol import exit_codes
 from coding_harness.protocol.config_files import (
     global_config,
     legacy_config,

@@ -18,8 +18,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
-from coding_harness.client import exit_codes
-from coding_harness.protocol import discovery, paths
+from coding_harness.protocol import discovery, exit_codes, paths
 
 DEFAULT_LINES = 50
 BACKUPS = 3

@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coding_harness.client import exit_codes
 from coding_harness.client.daemon_stop import activation_waits
-from coding_harness.client.version_skew import notice
-from coding_harness.protocol import discovery, errors, methods, paths
+from coding_harness.client.session.version_skew import notice
+from coding_harness.protocol import discovery, errors, exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 

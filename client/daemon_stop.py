@@ -15,8 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coding_harness.client import exit_codes
-from coding_harness.protocol import discovery, errors, methods, paths
+from coding_harness.protocol import discovery, errors, exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 

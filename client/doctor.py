@@ -20,7 +20,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from coding_harness.client import exit_codes, service_units, version_skew
+from coding_harness.client import service_units
 from coding_harness.client.doctor_config import (
     Finding,
     check_configs,
@@ -33,7 +33,8 @@ from coding_harness.client.doctor_config import (
     usable_profiles,
 )
 from coding_harness.client.doctor_discovery import check_discovery
-from coding_harness.protocol import discovery, errors, methods, paths
+from coding_harness.client.session import version_skew
+from coding_harness.protocol import discovery, errors, exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 

@@ -22,7 +22,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from coding_harness.client import exit_codes
+from coding_harness.protocol import exit_codes
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False

@@ -15,15 +15,14 @@ from __future__ import annotations
 import json
 import sys
 
-from coding_harness.client import exit_codes
 from coding_harness.client.failures import rpc_exit_code
-from coding_harness.client.session_setup import (
+from coding_harness.client.session.setup import (
     SessionRequest,
     key_env,
     reach_daemon,
     running_daemon,
 )
-from coding_harness.protocol import errors, methods
+from coding_harness.protocol import errors, exit_codes, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
@@ -78,14 +77,14 @@ def _failed(options: OneShotOptions, code: int, session: str | None = None) -> i
 
 def _import_output() -> None:
     """Load what prints the turn (done while the daemon opens the session)."""
-    from coding_harness.client import printer, turn_driver, views  # noqa: F401
+    from coding_harness.client.session import turn_driver  # noqa: F401
 
 
 def _run(
     conn: Connection, session: dict[str, Any], options: OneShotOptions, prompt: str, style: Style
 ) -> int:
     from coding_harness.client.printer import PrintOptions, TurnPrinter
-    from coding_harness.client.turn_driver import TurnDriver
+    from coding_harness.client.session.turn_driver import TurnDriver
     from coding_harness.client.views import oneshot_view
 
     view = oneshot_view(options, style, sys.stdout)
@@ -144,7 +143,9 @@ def _answerer(options: OneShotOptions, style: Style) -> Any:
         nonlocal exhausted
         if exhausted:
             return None
-        from coding_harness.client import approval_prompt  # only when a change waits for an answer
+        from coding_harness.client.session import (
+            approval_prompt,  # only when a change waits for an answer
+        )
 
         result = approval_prompt.ask(style, kind=request.get("kind"))
         exhausted = result is None

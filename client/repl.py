@@ -28,11 +28,8 @@ from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
-from coding_harness.client import exit_codes
-from coding_harness.client.approval_prompt import answers, hint, question
 from coding_harness.client.args import OneShotOptions
 from coding_harness.client.attach import print_history
-from coding_harness.client.first_run import offer_to_save
 from coding_harness.client.plain_view import PlainView
 from coding_harness.client.printer import PrintOptions, TurnPrinter
 from coding_harness.client.repl_completer import DaemonValues, SlashCompleter
@@ -40,13 +37,15 @@ from coding_harness.client.repl_events import ReplState
 from coding_harness.client.repl_feed import EventFeed
 from coding_harness.client.repl_prompt import ANSWER, REASON, TASK, ReplPrompt, StatusToolbar
 from coding_harness.client.sanitize import VisibleWriter, one_line
-from coding_harness.client.session_setup import key_env, open_session, reach_daemon
+from coding_harness.client.session.approval_prompt import answers, hint, question
+from coding_harness.client.session.first_run import offer_to_save
+from coding_harness.client.session.setup import key_env, open_session, reach_daemon
+from coding_harness.client.session.turn_driver import TurnDriver
 from coding_harness.client.slash_commands import QUIT, SlashCommands
 from coding_harness.client.style import Style, color_wanted, is_terminal
-from coding_harness.client.turn_driver import TurnDriver
 from coding_harness.client.view_protocol import View
 from coding_harness.client.views import rich_view
-from coding_harness.protocol import errors, methods
+from coding_harness.protocol import errors, exit_codes, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coding_harness.client.repl_events import EventPump
-from coding_harness.client.turn_driver import reattach
+from coding_harness.client.session.turn_driver import reattach
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection, DaemonUnreachable, ProtocolViolation, connect
 from coding_harness.protocol.version import __version__

@@ -24,7 +24,6 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from coding_harness.client import exit_codes
 from coding_harness.client.service_units import (
     LABEL,
     PLIST_NAME,
@@ -38,7 +37,7 @@ from coding_harness.client.service_units import (
     systemd_socket_path,
     unit_dir,
 )
-from coding_harness.protocol import discovery, paths
+from coding_harness.protocol import discovery, exit_codes, paths
 
 COMMAND_TIMEOUT = 60.0
 SYSTEMCTL_ENABLE = [

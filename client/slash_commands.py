@@ -308,6 +308,6 @@ class SlashCommands(_AgentCommands):
         self._configure(token_budget=int(argument))
 
     def _debug(self, argument: str) -> None:
-        from coding_harness.client.session_setup import debug_command
+        from coding_harness.client.session.setup import debug_command
 
         debug_command(self.conn, self.session, argument, self.style)

@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from coding_harness.client import exit_codes
 from coding_harness.client.style import Style, color_wanted
-from coding_harness.protocol import trust
+from coding_harness.protocol import exit_codes, trust
 from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME, parse_json
 
 USAGE = "usage: harness trust [-y|--yes] [--revoke]   (in the project folder)"

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from coding_harness.client.approval_prompt import (
+from coding_harness.client.session.approval_prompt import (
     COMMAND_QUESTION,
     EDIT_HINT,
     QUESTION,

@@ -14,7 +14,7 @@ from coding_harness.client.args import (
     build_parser,
     parse_oneshot,
 )
-from coding_harness.client.text_input import BadInput, decode_input, utf8_problem
+from coding_harness.client.session.text_input import BadInput, decode_input, utf8_problem
 
 
 def help_text() -> str:

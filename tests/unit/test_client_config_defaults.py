@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from coding_harness.client.args import parse_oneshot
-from coding_harness.client.config_defaults import apply_defaults, output_defaults
+from coding_harness.client.session.config_defaults import apply_defaults, output_defaults
 
 
 def _write(path: Path, data: object) -> None:

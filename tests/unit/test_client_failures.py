@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.client import exit_codes, failures
-from coding_harness.protocol import errors
+from coding_harness.client import failures
+from coding_harness.protocol import errors, exit_codes
 from coding_harness.protocol.client import DaemonUnreachable
 
 

@@ -19,9 +19,9 @@ LEAN = (
     "coding_harness.client.printer",
     "coding_harness.client.diff_lines",
     "coding_harness.client.tool_line",
-    "coding_harness.client.approval_prompt",
+    "coding_harness.client.session.approval_prompt",
     "coding_harness.client.daemon_control",
-    "coding_harness.client.sessions_list",
+    "coding_harness.client.commands.sessions_list",
     "coding_harness.client.completions",
     "coding_harness.client.completion_scripts",
 )
@@ -47,14 +47,15 @@ AVOIDED = (
     "subprocess",
     "dataclasses",
     "inspect",
-    "coding_harness.client.launcher",
+    "coding_harness.client.session.launcher",
 )
 
 
 def test_the_oneshot_path_does_without_slow_standard_modules() -> None:
     probe = (
         "import sys\n"
-        "from coding_harness.client import cli, oneshot, session_setup, config_defaults\n"
+        "from coding_harness.client import cli, oneshot\n"
+        "from coding_harness.client.session import setup, config_defaults\n"
         "from coding_harness.client.args import parse_oneshot\n"
         "parse_oneshot(['-q', '-p', 'hi'])\n"
         f"print(sorted(m for m in sys.modules if m in {AVOIDED!r}))"
@@ -84,10 +85,10 @@ TYPING_FREE = (
     "client/plain_view.py",
     "client/printer.py",
     "client/sanitize.py",
-    "client/session_setup.py",
+    "client/session/setup.py",
     "client/style.py",
-    "client/turn_driver.py",
-    "client/version_skew.py",
+    "client/session/turn_driver.py",
+    "client/session/version_skew.py",
     "client/views.py",
     "protocol/methods.py",
     "protocol/client.py",
@@ -114,8 +115,8 @@ def test_oneshot_modules_import_typing_for_the_type_checker_only(name: str) -> N
 
 def test_a_whole_oneshot_run_never_loads_typing() -> None:
     code = (
-        "from coding_harness.client import cli, oneshot, session_setup\n"
-        "from coding_harness.client import printer, views, plain_view, turn_driver\n"
+        "from coding_harness.client import cli, oneshot, printer, views, plain_view\n"
+        "from coding_harness.client.session import setup, turn_driver\n"
         "from coding_harness.client.args import parse_oneshot\n"
         "parse_oneshot(['-q', '-p', 'hi'])\n"
         "print('typing' in sys.modules)\n"

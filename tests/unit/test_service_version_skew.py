@@ -6,8 +6,8 @@ import io
 import subprocess
 import sys
 
+from coding_harness.client.session.version_skew import is_newer, notice, version_numbers, warn
 from coding_harness.client.style import Style
-from coding_harness.client.version_skew import is_newer, notice, version_numbers, warn
 
 
 def test_version_numbers_take_the_numeric_release() -> None:
@@ -43,7 +43,7 @@ def test_client_paths_that_run_often_import_no_psutil_or_plistlib() -> None:
     code = (
         "import sys\n"
         "import coding_harness.client.cli, coding_harness.client.oneshot\n"
-        "import coding_harness.client.session_setup, coding_harness.client.version_skew\n"
+        "import coding_harness.client.session.setup, coding_harness.client.session.version_skew\n"
         "import coding_harness.client.daemon_control\n"
         "heavy = ('psutil', 'plistlib', 'httpx')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"

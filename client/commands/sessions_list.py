@@ -11,11 +11,10 @@ import sys
 import time
 from typing import Any
 
-from coding_harness.client import exit_codes
 from coding_harness.client.durations import age
 from coding_harness.client.sanitize import visible
 from coding_harness.client.style import is_terminal
-from coding_harness.protocol import methods, paths
+from coding_harness.protocol import exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 

@@ -42,7 +42,7 @@ def reach_daemon(style: Style) -> Connection | None:
     running = running_daemon()
     if running is not None:
         return running  # the launcher (and subprocess) is not even imported
-    from coding_harness.client.launcher import connect_or_start
+    from coding_harness.client.session.launcher import connect_or_start
 
     try:
         return connect_or_start(paths.socket_path())
@@ -132,7 +132,7 @@ class SessionRequest:
 
 def _announce(info: dict[str, Any], style: Style) -> None:
     """What `initialize` has to say: a version skew, the daemon's one-time notice."""
-    from coding_harness.client.version_skew import warn as warn_version_skew
+    from coding_harness.client.session.version_skew import warn as warn_version_skew
 
     warn_version_skew(info, style)
     if info.get("notice"):
@@ -155,7 +155,7 @@ def _create_params(options: OneShotOptions, names: list[str] | None = None) -> d
 
 def _own_keys(options: OneShotOptions) -> list[str]:
     """The key variables this user's own config files name, and the search keys."""
-    from coding_harness.client.config_defaults import key_names
+    from coding_harness.client.session.config_defaults import key_names
 
     return key_names(paths.home_dir(), Path(options.cwd or Path.cwd()))
 

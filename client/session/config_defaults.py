@@ -15,7 +15,7 @@ of the user's own files name (the global and legacy files, never the
 project's: a repository must not choose which of the user's variables are
 sent) and the web search keys (`key_names`), and with no config file at all
 the usual provider key variables first-run discovery looks for, so a new
-session gets their values in its first request (`session_setup.py`), as it
+session gets their values in its first request (`setup.py`), as it
 did when the daemon named them first; whatever else the daemon names comes
 with the submit.
 """
