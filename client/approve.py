@@ -11,9 +11,9 @@ import select
 import sys
 from typing import Any
 
+from coding_harness.client.render.style import Style, color_wanted
 from coding_harness.client.session import approval_prompt
 from coding_harness.client.session.launcher import connect_or_start
-from coding_harness.client.style import Style, color_wanted
 from coding_harness.protocol import errors, exit_codes, methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.methods import EventKind

@@ -58,7 +58,7 @@ def _main(args: list[str]) -> int:
         print(f"harness: {exc}\nTry 'harness --help'.", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     if not prompt:
-        from coding_harness.client.repl import run_repl
+        from coding_harness.client.repl.repl import run_repl
 
         return run_repl(options)
     from coding_harness.client.oneshot import run
@@ -131,7 +131,7 @@ def _check_workspace(options: OneShotOptions) -> None:
 _SUBCOMMAND_MODULES = {
     "daemon": "daemon_control",
     "sessions": "commands.sessions_list",
-    "attach": "attach",
+    "attach": "repl.attach",
     "approve": "approve",
     "trust": "trust",
     "doctor": "doctor",

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 
 from coding_harness.client.daemon_stop import stop
+from coding_harness.client.render.style import Style
 from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.client.session.version_skew import warn as warn_version_skew
-from coding_harness.client.style import Style
 from coding_harness.protocol import errors, exit_codes, paths
 from coding_harness.protocol.client import DaemonUnreachable
 from coding_harness.protocol.version import __version__

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from coding_harness.client.args import OneShotOptions
-    from coding_harness.client.style import Style
+    from coding_harness.client.render.style import Style
 
 
 CLIENT = ("harness", __version__)
@@ -42,7 +42,7 @@ def run(options: OneShotOptions, prompt: str) -> int:
     conn = running_daemon()
     # The session request goes out first; what prints loads while the daemon works.
     request = SessionRequest(conn, options, CLIENT) if conn is not None else None
-    from coding_harness.client.style import Style, color_wanted
+    from coding_harness.client.render.style import Style, color_wanted
 
     style = Style(sys.stderr, color=color_wanted(sys.stderr, options.plain))
     _import_output()
@@ -67,7 +67,7 @@ def run(options: OneShotOptions, prompt: str) -> int:
 def _failed(options: OneShotOptions, code: int, session: str | None = None) -> int:
     """Exit with `code`; the JSON formats still print their one result object."""
     if options.output_format in ("json", "stream-json"):
-        from coding_harness.client.printer import result_object
+        from coding_harness.client.render.printer import result_object
 
         result = result_object({"exit_code": code, "session": session})
         sys.stdout.write(json.dumps(result) + "\n")
@@ -83,9 +83,9 @@ def _import_output() -> None:
 def _run(
     conn: Connection, session: dict[str, Any], options: OneShotOptions, prompt: str, style: Style
 ) -> int:
-    from coding_harness.client.printer import PrintOptions, TurnPrinter
+    from coding_harness.client.render.printer import PrintOptions, TurnPrinter
+    from coding_harness.client.render.views import oneshot_view
     from coding_harness.client.session.turn_driver import TurnDriver
-    from coding_harness.client.views import oneshot_view
 
     view = oneshot_view(options, style, sys.stdout)
     printer = TurnPrinter(
@@ -143,9 +143,7 @@ def _answerer(options: OneShotOptions, style: Style) -> Any:
         nonlocal exhausted
         if exhausted:
             return None
-        from coding_harness.client.session import (
-            approval_prompt,  # only when a change waits for an answer
-        )
+        from coding_harness.client.session import approval_prompt
 
         result = approval_prompt.ask(style, kind=request.get("kind"))
         exhausted = result is None

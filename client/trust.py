@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from coding_harness.client.style import Style, color_wanted
+from coding_harness.client.render.style import Style, color_wanted
 from coding_harness.protocol import exit_codes, trust
 from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME, parse_json
 

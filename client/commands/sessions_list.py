@@ -11,9 +11,9 @@ import sys
 import time
 from typing import Any
 
-from coding_harness.client.durations import age
-from coding_harness.client.sanitize import visible
-from coding_harness.client.style import is_terminal
+from coding_harness.client.render.durations import age
+from coding_harness.client.render.sanitize import visible
+from coding_harness.client.render.style import is_terminal
 from coding_harness.protocol import exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
     if not sessions:
         print("no sessions")
     elif is_terminal(sys.stdout):
-        from coding_harness.client.tables import print_table, sessions_table
+        from coding_harness.client.render.tables import print_table, sessions_table
 
         print_table(sessions_table(sessions))
     else:

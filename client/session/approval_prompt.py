@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from coding_harness.client.style import Style
+from coding_harness.client.render.style import Style
 
 ANSWERS = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "s": "skip", "skip": "skip"}
 EDIT_ANSWERS = {**ANSWERS, "r": "revert", "revert": "revert"}

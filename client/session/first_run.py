@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from coding_harness.client.sanitize import one_line
-from coding_harness.client.style import Style
+from coding_harness.client.render.sanitize import one_line
+from coding_harness.client.render.style import Style
 from coding_harness.protocol import paths
 from coding_harness.protocol.config_files import global_config
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from coding_harness.client.args import OneShotOptions
-    from coding_harness.client.style import Style
+    from coding_harness.client.render.style import Style
 
 
 def key_env(names: list[str]) -> dict[str, str]:
@@ -194,7 +194,7 @@ def debug_command(conn: Connection, session: str, argument: str, style: Style) -
     """The REPL's `/debug [on|off]`: switch the session's debug log, or show it."""
     word = argument.strip().lower()
     if word not in DEBUG_CHOICES:
-        from coding_harness.client.sanitize import one_line
+        from coding_harness.client.render.sanitize import one_line
 
         shown = one_line(argument, 40)
         style.line(f"/debug {shown}: say on or off (usage: /debug [on|off])", "yellow")

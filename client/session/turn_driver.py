@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from coding_harness.client.printer import TurnPrinter
+from coding_harness.client.render.printer import TurnPrinter
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import (
     Connection,

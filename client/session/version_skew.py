@@ -9,7 +9,7 @@ restart`. Standard library only: this runs on every one-shot command.
 
 from __future__ import annotations
 
-from coding_harness.client.style import Style
+from coding_harness.client.render.style import Style
 from coding_harness.protocol.version import __version__
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from coding_harness.client.slash_commands import SlashCommands
-from coding_harness.client.style import Style
+from coding_harness.client.render.style import Style
+from coding_harness.client.repl.slash_commands import SlashCommands
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox

@@ -25,7 +25,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from coding_harness.client.args import OneShotOptions
-from coding_harness.client.repl import run_repl
+from coding_harness.client.repl.repl import run_repl
 from coding_harness.protocol.version import __version__
 from tests.integration.conftest import Sandbox
 from tests.support.big_answers import big_text, stream_in_large_pieces

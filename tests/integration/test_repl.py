@@ -21,7 +21,7 @@ from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.output.vt100 import Vt100_Output
 
 from coding_harness.client.args import OneShotOptions
-from coding_harness.client.repl import run_repl
+from coding_harness.client.repl.repl import run_repl
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client

@@ -6,6 +6,7 @@ import io
 
 import pytest
 
+from coding_harness.client.render.style import Style
 from coding_harness.client.session.approval_prompt import (
     COMMAND_QUESTION,
     EDIT_HINT,
@@ -13,7 +14,6 @@ from coding_harness.client.session.approval_prompt import (
     ask,
     question,
 )
-from coding_harness.client.style import Style
 
 
 def answer(lines: list[str], **kind: str) -> tuple[tuple[str, str] | None, str]:

@@ -9,7 +9,7 @@ from typing import Any
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
-from coding_harness.client.repl_completer import DaemonValues, SlashCompleter
+from coding_harness.client.repl.completer import DaemonValues, SlashCompleter
 from coding_harness.protocol import errors, methods
 
 COMMANDS = ["/help", "/history", "/model", "/provider", "/save", "/search", "/quit"]

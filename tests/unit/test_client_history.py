@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coding_harness.client.repl_prompt import HISTORY_LIMIT, TaskHistory, history_entries
+from coding_harness.client.repl.prompt import HISTORY_LIMIT, TaskHistory, history_entries
 
 
 def test_plain_lines_and_the_repl_format_are_both_read() -> None:

@@ -14,11 +14,11 @@ HEAVY = ("prompt_toolkit", "rich", "httpx", "jsonrpcserver", "coding_harness.dae
 LEAN = (
     "coding_harness.client.cli",
     "coding_harness.client.oneshot",
-    "coding_harness.client.views",
-    "coding_harness.client.plain_view",
-    "coding_harness.client.printer",
-    "coding_harness.client.diff_lines",
-    "coding_harness.client.tool_line",
+    "coding_harness.client.render.views",
+    "coding_harness.client.render.plain_view",
+    "coding_harness.client.render.printer",
+    "coding_harness.client.render.diff_lines",
+    "coding_harness.client.render.tool_line",
     "coding_harness.client.session.approval_prompt",
     "coding_harness.client.daemon_control",
     "coding_harness.client.commands.sessions_list",
@@ -82,14 +82,14 @@ TYPING_FREE = (
     "client/args.py",
     "client/failures.py",
     "client/oneshot.py",
-    "client/plain_view.py",
-    "client/printer.py",
-    "client/sanitize.py",
+    "client/render/plain_view.py",
+    "client/render/printer.py",
+    "client/render/sanitize.py",
     "client/session/setup.py",
-    "client/style.py",
+    "client/render/style.py",
     "client/session/turn_driver.py",
     "client/session/version_skew.py",
-    "client/views.py",
+    "client/render/views.py",
     "protocol/methods.py",
     "protocol/client.py",
     "protocol/config_files.py",
@@ -115,7 +115,8 @@ def test_oneshot_modules_import_typing_for_the_type_checker_only(name: str) -> N
 
 def test_a_whole_oneshot_run_never_loads_typing() -> None:
     code = (
-        "from coding_harness.client import cli, oneshot, printer, views, plain_view\n"
+        "from coding_harness.client import cli, oneshot\n"
+        "from coding_harness.client.render import printer, views, plain_view\n"
         "from coding_harness.client.session import setup, turn_driver\n"
         "from coding_harness.client.args import parse_oneshot\n"
         "parse_oneshot(['-q', '-p', 'hi'])\n"
@@ -130,9 +131,9 @@ def test_plain_rendering_and_argument_parsing_import_nothing_heavy() -> None:
     code = (
         "import io\n"
         "from coding_harness.client.args import parse_oneshot, OneShotOptions\n"
-        "from coding_harness.client.style import Style\n"
-        "from coding_harness.client.views import oneshot_view\n"
-        "from coding_harness.client.printer import PrintOptions, TurnPrinter\n"
+        "from coding_harness.client.render.style import Style\n"
+        "from coding_harness.client.render.views import oneshot_view\n"
+        "from coding_harness.client.render.printer import PrintOptions, TurnPrinter\n"
         "options = parse_oneshot(['-q', '-p', 'hi'])\n"
         "out = io.StringIO()\n"
         "view = oneshot_view(options, Style(out), out)\n"
@@ -148,8 +149,8 @@ def test_the_rich_view_is_chosen_only_for_a_terminal() -> None:
     code = (
         "import io\n"
         "from coding_harness.client.args import OneShotOptions\n"
-        "from coding_harness.client.style import Style\n"
-        "from coding_harness.client.views import oneshot_view\n"
+        "from coding_harness.client.render.style import Style\n"
+        "from coding_harness.client.render.views import oneshot_view\n"
         "class Tty(io.StringIO):\n"
         "    def isatty(self): return True\n"
         "view = oneshot_view(OneShotOptions(), Style(io.StringIO()), Tty())\n"

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from coding_harness.client.args import OneShotOptions
+from coding_harness.client.render.style import Style
 from coding_harness.client.session.config_defaults import key_names
 from coding_harness.client.session.setup import SessionRequest
-from coding_harness.client.style import Style
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import DaemonUnreachable
 from coding_harness.protocol.config_files import DISCOVERY_KEY_VARIABLES, SEARCH_KEY_VARIABLES

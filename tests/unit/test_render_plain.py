@@ -5,12 +5,12 @@ from __future__ import annotations
 import io
 import json
 
-from coding_harness.client.diff_lines import LONG_DIFF, numbered_lines
-from coding_harness.client.plain_view import PlainView
-from coding_harness.client.printer import PrintOptions, TurnPrinter, result_object
-from coding_harness.client.sanitize import VisibleWriter, one_line, visible
-from coding_harness.client.style import Style
-from coding_harness.client.tool_line import tool_line
+from coding_harness.client.render.diff_lines import LONG_DIFF, numbered_lines
+from coding_harness.client.render.plain_view import PlainView
+from coding_harness.client.render.printer import PrintOptions, TurnPrinter, result_object
+from coding_harness.client.render.sanitize import VisibleWriter, one_line, visible
+from coding_harness.client.render.style import Style
+from coding_harness.client.render.tool_line import tool_line
 
 DIFF = (
     "--- a/calc.py\n+++ b/calc.py\n@@ -10,3 +10,3 @@\n"

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from coding_harness.client.printer import PrintOptions, TurnPrinter
-from coding_harness.client.rich_view import RichView, console_for
+from coding_harness.client.render.printer import PrintOptions, TurnPrinter
+from coding_harness.client.render.rich_view import RichView, console_for
 
 DIFF = (
     "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from coding_harness.client.tables import (
+from coding_harness.client.render.tables import (
     print_table,
     render_context_table,
     render_tokens_table,

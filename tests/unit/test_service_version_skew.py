@@ -6,8 +6,8 @@ import io
 import subprocess
 import sys
 
+from coding_harness.client.render.style import Style
 from coding_harness.client.session.version_skew import is_newer, notice, version_numbers, warn
-from coding_harness.client.style import Style
 
 
 def test_version_numbers_take_the_numeric_release() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 
-from coding_harness.client.sanitize import visible
+from coding_harness.client.render.sanitize import visible
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
@@ -67,7 +67,7 @@ class Style:
 
     def diff(self, text: str, path: str = "") -> None:
         """A unified diff with line numbers: headers cyan, added green, removed red."""
-        from coding_harness.client.diff_lines import numbered_lines
+        from coding_harness.client.render.diff_lines import numbered_lines
 
         for line, style in numbered_lines(text, path):
             self.stream.write(self.paint(line, style) + "\n")

@@ -12,8 +12,8 @@ WAIT_EVERY.
 
 from __future__ import annotations
 
-from coding_harness.client.sanitize import visible
-from coding_harness.client.style import Style
+from coding_harness.client.render.sanitize import visible
+from coding_harness.client.render.style import Style
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False

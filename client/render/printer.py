@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 
-from coding_harness.client.style import INTENT_COLORS
+from coding_harness.client.render.style import INTENT_COLORS
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-    from coding_harness.client.view_protocol import View
+    from coding_harness.client.render.view_protocol import View
 
 USAGE_KEYS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 CHECK_OUTPUT_LINES = 12
@@ -131,7 +131,7 @@ class TurnPrinter:
             self.view.waiting(float(seconds), data.get("done") is True)
 
     def _on_tool_call(self, data: dict[str, Any]) -> None:
-        from coding_harness.client.tool_line import tool_line  # only once a tool is called
+        from coding_harness.client.render.tool_line import tool_line  # only once a tool is called
 
         name = str(data.get("name", "?"))
         said = self.view.interim_text().strip()

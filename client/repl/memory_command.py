@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from coding_harness.client.sanitize import one_line, visible
-from coding_harness.client.style import Style
+from coding_harness.client.render.sanitize import one_line, visible
+from coding_harness.client.render.style import Style
 from coding_harness.protocol import methods
 from coding_harness.protocol.client import Connection
 
@@ -69,7 +69,12 @@ class MemoryCommand:
         self._set({"remove": ids}, f"removed {len(ids)} note(s)")
 
     def _edit(self) -> None:
-        from coding_harness.client.memory_edit import EditFailed, changes, edit_lines, note_line
+        from coding_harness.client.repl.memory_edit import (
+            EditFailed,
+            changes,
+            edit_lines,
+            note_line,
+        )
 
         notes = self._notes()
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from coding_harness.client.sanitize import visible
+from coding_harness.client.render.sanitize import visible
 
 # A diff longer than this many lines is framed by a header and a footer that
 # give its length, so the end of the screen is never mistaken for its end.

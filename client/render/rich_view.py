@@ -27,8 +27,8 @@ from rich.live import Live
 from rich.markdown import Markdown
 from rich.text import Text
 
-from coding_harness.client.diff_lines import numbered_lines
-from coding_harness.client.sanitize import visible
+from coding_harness.client.render.diff_lines import numbered_lines
+from coding_harness.client.render.sanitize import visible
 
 WAITING = "waiting for the model"
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from coding_harness.client.repl_events import EventPump
+from coding_harness.client.repl.events import EventPump
 from coding_harness.client.session.turn_driver import reattach
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection, DaemonUnreachable, ProtocolViolation, connect

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from coding_harness.client.sanitize import one_line
+from coding_harness.client.render.sanitize import one_line
 from coding_harness.protocol.config_files import parse_json
 
 # A saved conversation larger than this is not read (the daemon would refuse it anyway).

@@ -3,7 +3,7 @@
 The prompt stays open while a turn runs: output is printed above it
 (prompt_toolkit's `patch_stdout`), a line typed meanwhile is submitted and
 queued by the daemon, and an approval request turns the prompt into its
-question. Events are read on a connection of their own (`repl_feed.EventFeed`,
+question. Events are read on a connection of their own (`feed.EventFeed`,
 which attaches again with `since_seq` when that connection drops, so no event
 is lost); the prompt's thread sends requests on another. Ctrl-C cancels the
 running turn (`TurnDriver.cancel`) and stays; Ctrl-D or /quit leaves,
@@ -29,22 +29,22 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from coding_harness.client.args import OneShotOptions
-from coding_harness.client.attach import print_history
-from coding_harness.client.plain_view import PlainView
-from coding_harness.client.printer import PrintOptions, TurnPrinter
-from coding_harness.client.repl_completer import DaemonValues, SlashCompleter
-from coding_harness.client.repl_events import ReplState
-from coding_harness.client.repl_feed import EventFeed
-from coding_harness.client.repl_prompt import ANSWER, REASON, TASK, ReplPrompt, StatusToolbar
-from coding_harness.client.sanitize import VisibleWriter, one_line
+from coding_harness.client.render.plain_view import PlainView
+from coding_harness.client.render.printer import PrintOptions, TurnPrinter
+from coding_harness.client.render.sanitize import VisibleWriter, one_line
+from coding_harness.client.render.style import Style, color_wanted, is_terminal
+from coding_harness.client.render.view_protocol import View
+from coding_harness.client.render.views import rich_view
+from coding_harness.client.repl.attach import print_history
+from coding_harness.client.repl.completer import DaemonValues, SlashCompleter
+from coding_harness.client.repl.events import ReplState
+from coding_harness.client.repl.feed import EventFeed
+from coding_harness.client.repl.prompt import ANSWER, REASON, TASK, ReplPrompt, StatusToolbar
+from coding_harness.client.repl.slash_commands import QUIT, SlashCommands
 from coding_harness.client.session.approval_prompt import answers, hint, question
 from coding_harness.client.session.first_run import offer_to_save
 from coding_harness.client.session.setup import key_env, open_session, reach_daemon
 from coding_harness.client.session.turn_driver import TurnDriver
-from coding_harness.client.slash_commands import QUIT, SlashCommands
-from coding_harness.client.style import Style, color_wanted, is_terminal
-from coding_harness.client.view_protocol import View
-from coding_harness.client.views import rich_view
 from coding_harness.protocol import errors, exit_codes, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 from coding_harness.protocol.history_pages import read_history

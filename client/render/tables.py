@@ -20,9 +20,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from coding_harness.client.durations import age
-from coding_harness.client.sanitize import one_line
-from coding_harness.client.style import is_terminal, no_color_requested
+from coding_harness.client.render.durations import age
+from coding_harness.client.render.sanitize import one_line
+from coding_harness.client.render.style import is_terminal, no_color_requested
 
 PREVIEW = 60
 DAYS = 7

@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from coding_harness.client.attach import print_history
-from coding_harness.client.memory_command import MemoryCommand
-from coding_harness.client.sanitize import one_line, visible
-from coding_harness.client.slash_files import (
+from coding_harness.client.render.sanitize import one_line, visible
+from coding_harness.client.render.style import Style
+from coding_harness.client.repl.attach import print_history
+from coding_harness.client.repl.memory_command import MemoryCommand
+from coding_harness.client.repl.slash_files import (
     BadFile,
     load_messages,
     save_messages,
     shown,
     user_path,
 )
-from coding_harness.client.style import Style
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
 from coding_harness.protocol.history_pages import read_history
@@ -46,7 +46,7 @@ class _AgentCommands:
     run_turn: RunTurn
 
     def _context(self, _: str) -> None:
-        from coding_harness.client.tables import render_context_table
+        from coding_harness.client.render.tables import render_context_table
 
         data = self.conn.request(methods.SESSION_CONTEXT, {"session": self.session})
         render_context_table(data)
@@ -271,7 +271,9 @@ class SlashCommands(_AgentCommands):
         self.style.line(f"now using {switched.get('provider')} · {switched.get('model')}", "dim")
 
     def _tokens(self, _: str) -> None:
-        from coding_harness.client.tables import render_tokens_table  # rich stays off the lean path
+        from coding_harness.client.render.tables import (
+            render_tokens_table,  # rich stays off the lean path
+        )
 
         render_tokens_table(self.conn.request(methods.STATS_GET, {"session": self.session}))
 

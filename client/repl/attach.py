@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.client.args import OneShotOptions
-from coding_harness.client.style import Style
+from coding_harness.client.render.style import Style
 from coding_harness.protocol import exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
@@ -30,7 +30,7 @@ def main(argv: list[str]) -> int:
     if session is None:
         print(f"harness: no session for {Path.cwd()}; start one with `harness`", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
-    from coding_harness.client.repl import run_repl
+    from coding_harness.client.repl.repl import run_repl
 
     return run_repl(OneShotOptions(session=session))
 

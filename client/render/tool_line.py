@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from coding_harness.client.sanitize import one_line
+from coding_harness.client.render.sanitize import one_line
 
 WIDTH = 100
 SHORT_VALUE = 60

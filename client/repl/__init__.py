@@ -1,0 +1,1 @@
+"""The interactive REPL: its input line, its event feed, and the slash commands."""
