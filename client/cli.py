@@ -61,7 +61,7 @@ def _main(args: list[str]) -> int:
         from coding_harness.client.repl.repl import run_repl
 
         return run_repl(options)
-    from coding_harness.client.oneshot import run
+    from coding_harness.client.commands.oneshot import run
 
     return run(options, prompt)
 
@@ -129,13 +129,13 @@ def _check_workspace(options: OneShotOptions) -> None:
 
 # Each subcommand's module (imported only when used) exposes main(argv) -> int.
 _SUBCOMMAND_MODULES = {
-    "daemon": "daemon_control",
+    "daemon": "service.daemon_control",
     "sessions": "commands.sessions_list",
     "attach": "repl.attach",
-    "approve": "approve",
-    "trust": "trust",
-    "doctor": "doctor",
-    "completions": "completions",
+    "approve": "commands.approve",
+    "trust": "commands.trust",
+    "doctor": "commands.doctor",
+    "completions": "commands.completions",
 }
 
 

@@ -271,9 +271,7 @@ class SlashCommands(_AgentCommands):
         self.style.line(f"now using {switched.get('provider')} · {switched.get('model')}", "dim")
 
     def _tokens(self, _: str) -> None:
-        from coding_harness.client.render.tables import (
-            render_tokens_table,  # rich stays off the lean path
-        )
+        from coding_harness.client.render.tables import render_tokens_table
 
         render_tokens_table(self.conn.request(methods.STATS_GET, {"session": self.session}))
 

@@ -124,7 +124,7 @@ def test_a_pipe_never_imports_rich(sandbox: Sandbox, model: FakeModelServer, cal
     result = harness(sandbox, "-p", "hi")
     assert result.returncode == 0, result.stderr
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "|" in line}
-    assert "coding_harness.client.oneshot" in imported
+    assert "coding_harness.client.commands.oneshot" in imported
     assert not {name for name in imported if name.split(".")[0] in ("rich", "prompt_toolkit")}
 
 

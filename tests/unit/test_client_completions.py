@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.client.completions import flags, main, values
+from coding_harness.client.commands.completions import flags, main, values
 
 HARNESS = f'harness() {{ "{sys.executable}" -m coding_harness.client "$@"; }}'
 

@@ -13,17 +13,17 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("prompt_toolkit", "rich", "httpx", "jsonrpcserver", "coding_harness.daemon")
 LEAN = (
     "coding_harness.client.cli",
-    "coding_harness.client.oneshot",
+    "coding_harness.client.commands.oneshot",
     "coding_harness.client.render.views",
     "coding_harness.client.render.plain_view",
     "coding_harness.client.render.printer",
     "coding_harness.client.render.diff_lines",
     "coding_harness.client.render.tool_line",
     "coding_harness.client.session.approval_prompt",
-    "coding_harness.client.daemon_control",
+    "coding_harness.client.service.daemon_control",
     "coding_harness.client.commands.sessions_list",
-    "coding_harness.client.completions",
-    "coding_harness.client.completion_scripts",
+    "coding_harness.client.commands.completions",
+    "coding_harness.client.commands.completion_scripts",
 )
 
 
@@ -54,7 +54,8 @@ AVOIDED = (
 def test_the_oneshot_path_does_without_slow_standard_modules() -> None:
     probe = (
         "import sys\n"
-        "from coding_harness.client import cli, oneshot\n"
+        "from coding_harness.client import cli\n"
+        "from coding_harness.client.commands import oneshot\n"
         "from coding_harness.client.session import setup, config_defaults\n"
         "from coding_harness.client.args import parse_oneshot\n"
         "parse_oneshot(['-q', '-p', 'hi'])\n"
@@ -65,10 +66,11 @@ def test_the_oneshot_path_does_without_slow_standard_modules() -> None:
 
 
 def test_the_session_request_goes_out_before_the_output_modules_load() -> None:
-    """They load while the daemon opens the session (client/oneshot.py)."""
+    """They load while the daemon opens the session (client/commands/oneshot.py)."""
     probe = (
         "import sys\n"
-        "from coding_harness.client import cli, oneshot\n"
+        "from coding_harness.client import cli\n"
+        "from coding_harness.client.commands import oneshot\n"
         "print(sorted(m for m in sys.modules if m.startswith('coding_harness.client.')))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
@@ -81,7 +83,7 @@ def test_the_session_request_goes_out_before_the_output_modules_load() -> None:
 TYPING_FREE = (
     "client/args.py",
     "client/failures.py",
-    "client/oneshot.py",
+    "client/commands/oneshot.py",
     "client/render/plain_view.py",
     "client/render/printer.py",
     "client/render/sanitize.py",
@@ -115,7 +117,8 @@ def test_oneshot_modules_import_typing_for_the_type_checker_only(name: str) -> N
 
 def test_a_whole_oneshot_run_never_loads_typing() -> None:
     code = (
-        "from coding_harness.client import cli, oneshot\n"
+        "from coding_harness.client import cli\n"
+        "from coding_harness.client.commands import oneshot\n"
         "from coding_harness.client.render import printer, views, plain_view\n"
         "from coding_harness.client.session import setup, turn_driver\n"
         "from coding_harness.client.args import parse_oneshot\n"

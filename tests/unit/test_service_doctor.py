@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.client import doctor, doctor_config
+from coding_harness.client.commands import doctor, doctor_config
 from tests.support.fake_model_server import FakeModelServer
 from tests.support.service import fake_tool
 
@@ -105,7 +105,7 @@ def test_missing_key_is_a_problem_only_for_the_default_provider() -> None:
 def test_unit_state_installed_enabled_or_not(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path), "PATH": str(tmp_path / "bin")}
     assert levels(doctor.check_service(env, platform="linux")) == ["info"]
-    from coding_harness.client import service_install
+    from coding_harness.client.service import service_install
 
     service_install.install(env=env, platform="linux")  # no systemctl: files only
     (finding,) = doctor.check_service(env, platform="linux")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.client import service_install, service_units
+from coding_harness.client.service import service_install, service_units
 from tests.support.service import fake_tool
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.client import daemon_logs
+from coding_harness.client.service import daemon_logs
 
 
 def write_lines(path: Path, first: int, last: int) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.client import service_units
+from coding_harness.client.service import service_units
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVICE = ROOT / "systemd" / "harnessd.service"
@@ -43,7 +43,7 @@ def test_shipped_files_are_the_current_rendering() -> None:
     for relative, data in service_units.reference_files().items():
         assert (ROOT / relative).read_bytes() == data, (
             f"{relative} is out of date; regenerate with: .venv/bin/python -c "
-            "'from pathlib import Path; from coding_harness.client.service_units import "
+            "'from pathlib import Path; from coding_harness.client.service.service_units import "
             'write_reference_files; write_reference_files(Path("."))\''
         )
 

@@ -42,9 +42,9 @@ def test_notice_is_one_line_offering_restart() -> None:
 def test_client_paths_that_run_often_import_no_psutil_or_plistlib() -> None:
     code = (
         "import sys\n"
-        "import coding_harness.client.cli, coding_harness.client.oneshot\n"
+        "import coding_harness.client.cli, coding_harness.client.commands.oneshot\n"
         "import coding_harness.client.session.setup, coding_harness.client.session.version_skew\n"
-        "import coding_harness.client.daemon_control\n"
+        "import coding_harness.client.service.daemon_control\n"
         "heavy = ('psutil', 'plistlib', 'httpx')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
     )

@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from coding_harness.client.service_units import (
+from coding_harness.client.service.service_units import (
     LABEL,
     PLIST_NAME,
     SERVICE_NAME,
@@ -155,7 +155,7 @@ def _hand_over(env: dict[str, str], *, keep_activated: bool) -> None:
     if keep_activated and record.get("socket_activated"):
         return
     print(f"stopping the daemon started outside the service manager (pid {record['pid']})")
-    from coding_harness.client.daemon_stop import stop
+    from coding_harness.client.service.daemon_stop import stop
 
     stop()
 

@@ -20,8 +20,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from coding_harness.client import service_units
-from coding_harness.client.doctor_config import (
+from coding_harness.client.commands.doctor_config import (
     Finding,
     check_configs,
     check_endpoints,
@@ -32,7 +31,8 @@ from coding_harness.client.doctor_config import (
     problem,
     usable_profiles,
 )
-from coding_harness.client.doctor_discovery import check_discovery
+from coding_harness.client.commands.doctor_discovery import check_discovery
+from coding_harness.client.service import service_units
 from coding_harness.client.session import version_skew
 from coding_harness.protocol import discovery, errors, exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect

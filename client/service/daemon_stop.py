@@ -97,7 +97,11 @@ def activation_waits(socket_path: Path) -> bool:
         return False
     if not sys.platform.startswith("linux"):
         return False
-    from coding_harness.client.service_units import SOCKET_NAME, systemd_socket_path, unit_dir
+    from coding_harness.client.service.service_units import (
+        SOCKET_NAME,
+        systemd_socket_path,
+        unit_dir,
+    )
 
     return (
         socket_path == systemd_socket_path(os.environ)

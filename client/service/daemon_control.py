@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from coding_harness.client.daemon_stop import stop
 from coding_harness.client.render.style import Style
+from coding_harness.client.service.daemon_stop import stop
 from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.client.session.version_skew import warn as warn_version_skew
 from coding_harness.protocol import errors, exit_codes, paths
@@ -25,7 +25,7 @@ USAGE = (
 def main(argv: list[str]) -> int:
     action, rest = (argv[0], argv[1:]) if argv else ("", [])
     if action == "logs":
-        from coding_harness.client.daemon_logs import main as logs_main
+        from coding_harness.client.service.daemon_logs import main as logs_main
 
         return logs_main(rest)
     handlers = {
@@ -64,18 +64,18 @@ def restart() -> int:
 
 
 def _status() -> int:
-    from coding_harness.client.daemon_status import status
+    from coding_harness.client.service.daemon_status import status
 
     return status()
 
 
 def _install() -> int:
-    from coding_harness.client.service_install import install
+    from coding_harness.client.service.service_install import install
 
     return install()
 
 
 def _uninstall() -> int:
-    from coding_harness.client.service_install import uninstall
+    from coding_harness.client.service.service_install import uninstall
 
     return uninstall()

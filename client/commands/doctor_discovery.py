@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from coding_harness.client.doctor_config import Finding, info
+from coding_harness.client.commands.doctor_config import Finding, info
 from coding_harness.client.render.sanitize import one_line
 from coding_harness.protocol import errors, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.client.args import SHELLS, build_parser
-from coding_harness.client.completion_scripts import Flag, script
+from coding_harness.client.commands.completion_scripts import Flag, script
 from coding_harness.protocol import exit_codes
 from coding_harness.protocol.config_files import (
     global_config,

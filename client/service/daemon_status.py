@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coding_harness.client.daemon_stop import activation_waits
+from coding_harness.client.service.daemon_stop import activation_waits
 from coding_harness.client.session.version_skew import notice
 from coding_harness.protocol import discovery, errors, exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect

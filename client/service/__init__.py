@@ -1,0 +1,3 @@
+"""`harness daemon ...`: start, stop, status, logs, and installing the
+daemon as a per-user service.
+"""
