@@ -3,7 +3,7 @@ what is on disk, the file is whole, and no temporary file is left in the workspa
 
 The write is journaled before and after it happens (`daemon/tools/edit/journal.py`);
 recovery compares the file with the journal's hashes. The exact crash windows
-are replayed deterministically in tests/unit/test_write_recovery.py; here real
+are replayed deterministically in tests/unit/daemon/turns/test_interrupted.py; here real
 kills land at random just after the "yes" (CRASH_ROUNDS=50 runs more rounds).
 """
 

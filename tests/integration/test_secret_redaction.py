@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Fault, Reply, tool_call
 from tests.support.processes import run_harness, start_daemon
-from tests.unit.test_tools_net_support import local_site, send
+from tests.support.web_pages import local_site, send
 
 KEY = "sk-test-7d2c9e41b08a5f36"
 KEY_VARIABLE = "FAKE_PROVIDER_KEY"

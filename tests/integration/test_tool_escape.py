@@ -24,7 +24,7 @@ from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, start_daemon, wait_for_event
-from tests.unit.test_tools_support import process_gone, read_pid
+from tests.support.tool_context import process_gone, read_pid
 
 # Escapes its parent (a double fork), waits to be re-parented, then talks to the daemon.
 HELPER = """\
