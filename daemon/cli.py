@@ -35,7 +35,7 @@ from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.server.service import ServiceContext, ServiceError
 from coding_harness.daemon.server.socket_server import AlreadyRunning
 from coding_harness.daemon.tools.shell import prctl
-from coding_harness.protocol import discovery, paths
+from coding_harness.protocol import discovery, exit_codes, paths
 from coding_harness.protocol.version import __version__
 
 log = logging.getLogger(__name__)
@@ -44,9 +44,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_NAME = "daemon.log"
 LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
-BAD_ARGUMENTS = 5
-EX_CONFIG = 78
-INTERRUPTED = 130
+EX_CONFIG = 78  # harnessd's own: a problem a restart cannot fix
 
 
 class UsageError(Exception):
@@ -138,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         args = _parse(argv)
     except UsageError as exc:
         print(f"harnessd: {exc}; see harnessd --help", file=sys.stderr)
-        return BAD_ARGUMENTS
+        return exit_codes.BAD_ARGUMENTS
     try:
         _run(args)
     except AlreadyRunning as exc:
@@ -152,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         return _refuse(_os_problem(exc), trace=True)
     except KeyboardInterrupt:
-        return INTERRUPTED
+        return exit_codes.INTERRUPTED
     return 0
 
 

@@ -30,7 +30,6 @@ from typing import Any
 
 from coding_harness.daemon.config.layers import (
     BUILTIN_ORIGIN,
-    BUILTIN_PROVIDER,
     DISCOVERED_ORIGIN,
     LOCAL_ENDPOINT,
     assemble,
@@ -67,6 +66,7 @@ from coding_harness.protocol.config_files import (
     PROJECT_CONFIG_NAME,
     deep_merge,
 )
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
 
 __all__ = [
     "BUILTIN_PROVIDER",

@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coding_harness.daemon.config.profiles import OriginOf, bad
+from coding_harness.protocol.vocabulary import DEFAULT_SEARCH_ENGINE, search_engine_named
+
+# Re-exported for daemon/methods/session_methods.py; the names live in protocol/vocabulary.py.
+from coding_harness.protocol.vocabulary import SEARCH_ENGINES as SEARCH_ENGINES
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-SEARCH_ENGINES = ("brave", "exa", "duckduckgo")
 CLASSIFY_MODES = ("keywords", "model", "off")
 
 
@@ -53,7 +56,7 @@ class AgentSettings:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SearchSettings:
-    engine: str = "duckduckgo"
+    engine: str = DEFAULT_SEARCH_ENGINE
     enabled: bool = False
 
 
@@ -161,12 +164,11 @@ def _services(value: Any) -> Any:
 def parse_search(raw: Any, origin_of: OriginOf, problems: list[str]) -> SearchSettings:
     if not isinstance(raw, Mapping):
         return SearchSettings()  # a non-object is reported with the other flags
-    engine = str(raw.get("engine", "duckduckgo")).lower()
-    engine = "duckduckgo" if engine == "ddg" else engine
-    if engine not in SEARCH_ENGINES:
+    engine = search_engine_named(str(raw.get("engine", DEFAULT_SEARCH_ENGINE)))
+    if engine is None:
         where = bad(origin_of, ("search", "engine"), f"must be one of {', '.join(SEARCH_ENGINES)}")
-        problems.append(f"{where}; duckduckgo is used")
-        engine = "duckduckgo"
+        problems.append(f"{where}; {DEFAULT_SEARCH_ENGINE} is used")
+        engine = DEFAULT_SEARCH_ENGINE
     enabled = raw.get("enabled", True)  # a `search` section turns search on unless it says not
     if not isinstance(enabled, bool):
         problems.append(f"{bad(origin_of, ('search', 'enabled'), 'must be true or false')}")

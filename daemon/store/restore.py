@@ -20,12 +20,12 @@ from coding_harness.daemon.sessions.events import Event
 from coding_harness.daemon.sessions.session import Session, SessionTable
 from coding_harness.daemon.store.db import Store, StoredSession
 from coding_harness.daemon.turns.interrupted import recover_writes
+from coding_harness.protocol import exit_codes
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)
 
 RESTART_NOTE = "interrupted: the daemon stopped before this call finished"
-EXIT_INTERRUPTED = 130
 
 
 def restore_sessions(store: Store, table: SessionTable, event_limit: int) -> int:
@@ -82,7 +82,7 @@ def _recover(session: Session, stored: StoredSession, store: Store) -> None:
             EventKind.TURN_FINISHED,
             {
                 "turn": turn,
-                "exit_code": EXIT_INTERRUPTED,
+                "exit_code": exit_codes.INTERRUPTED,
                 "reply": "(interrupted: the daemon stopped during this turn)",
                 "usage": Usage().to_wire(),
                 "cost_usd": None,
@@ -90,7 +90,7 @@ def _recover(session: Session, stored: StoredSession, store: Store) -> None:
                 "interrupted": True,
             },
         )
-        store.turn_finished(session.id, turn, EXIT_INTERRUPTED, "interrupted")
+        store.turn_finished(session.id, turn, exit_codes.INTERRUPTED, "interrupted")
     store.record_step(
         session.id, first_index=0, messages=session.history, events=session.take_pending_events()
     )

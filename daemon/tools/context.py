@@ -18,9 +18,7 @@ from coding_harness.daemon.tools.shell.process import tool_environment
 from coding_harness.daemon.tools.web.fetch import FetchPolicy
 from coding_harness.daemon.tools.web.search import SearchEngine
 from coding_harness.daemon.tools.workspace import Workspace
-
-EXIT_CHECK_FAILED = 2
-EXIT_EDIT_REJECTED = 3
+from coding_harness.protocol import exit_codes
 
 
 @dataclass(kw_only=True, slots=True)
@@ -39,10 +37,10 @@ class TurnOutcome:
     def exit_code(self) -> int:
         """2 when the last `make check` failed, 3 when an edit was refused, else 0."""
         if self.last_check_failed:
-            return EXIT_CHECK_FAILED
+            return exit_codes.CHECK_FAILED
         if self.edits_rejected:
-            return EXIT_EDIT_REJECTED
-        return 0
+            return exit_codes.EDIT_REJECTED
+        return exit_codes.OK
 
 
 class PlanHooks(Protocol):

@@ -20,8 +20,8 @@ from typing import Any, Literal
 from coding_harness.daemon.agent.seams import JSONObject, Model, Usage
 from coding_harness.daemon.config.generation import request_payload
 from coding_harness.daemon.providers.errors import ModelError
+from coding_harness.protocol.vocabulary import Route as Route  # re-exported to routing.py
 
-Route = Literal["general", "coding", "hybrid"]
 Source = Literal["keywords", "model", "default", "option"]
 ROUTES: tuple[Route, ...] = ("general", "coding", "hybrid")
 CLASSIFIER_MAX_TOKENS = 4

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import httpx
 
 from coding_harness.daemon.tools.web.ddg import parse_results
+from coding_harness.protocol.vocabulary import SEARCH_ENGINES, search_engine_named
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 EXA_ENDPOINT = "https://api.exa.ai/search"
@@ -28,7 +29,6 @@ DDG_ENDPOINT = "https://html.duckduckgo.com/html/"
 BRAVE_KEY = "BRAVE_SEARCH_API_KEY"
 EXA_KEY = "EXA_API_KEY"
 EXA_KEY_LEGACY = "EXA_SEARCH_API_KEY"  # the reference design's name, still honoured
-ENGINE_NAMES = ("brave", "exa", "duckduckgo")
 # Read from the submitting client first (it sends them), then the daemon's environment.
 SEARCH_KEY_VARIABLES = (BRAVE_KEY, EXA_KEY, EXA_KEY_LEGACY)
 _TAG = re.compile(r"<[^>]+>")
@@ -152,14 +152,14 @@ def engine_named(
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> SearchEngine:
     """The engine for a configured name (`ddg` is accepted for DuckDuckGo)."""
-    chosen = name.strip().lower()
+    chosen = search_engine_named(name.strip())
     if chosen == "brave":
         return BraveSearch(env=env, transport=transport)
     if chosen == "exa":
         return ExaSearch(env=env, transport=transport)
-    if chosen in ("duckduckgo", "ddg"):
+    if chosen == "duckduckgo":
         return DuckDuckGoSearch(env=env, transport=transport)
-    raise ValueError(f"unknown search engine {name!r}; choose one of: {', '.join(ENGINE_NAMES)}")
+    raise ValueError(f"unknown search engine {name!r}; choose one of: {', '.join(SEARCH_ENGINES)}")
 
 
 def format_results(engine: str, query: str, results: list[SearchResult]) -> str:
