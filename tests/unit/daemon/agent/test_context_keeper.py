@@ -11,8 +11,8 @@ from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall
 from coding_harness.daemon.providers.errors import ModelContextExceeded
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS, build_tools
 from coding_harness.daemon.tools.registry import OnlyTools
+from tests.support.scripted_model import EchoTools, Recorder, ScriptedModel, call, run_loop
 from tests.support.tool_context import make_ctx
-from tests.unit.daemon.agent.test_loop import EchoTools, Recorder, ScriptedModel, call, run_loop
 
 
 class Keeper:

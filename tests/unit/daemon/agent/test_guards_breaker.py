@@ -9,8 +9,8 @@ from pathlib import Path
 from coding_harness.daemon.agent.breaker import QUESTION, ShellBreaker, failure_shape
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall
 from coding_harness.daemon.tools.builtin import build_tools
+from tests.support.scripted_model import run_loop
 from tests.support.tool_context import make_ctx
-from tests.unit.daemon.agent.test_loop import run_loop
 
 THE_QUESTION = (
     "\n\n[harness] Three commands have now failed in this same way, although the commands "

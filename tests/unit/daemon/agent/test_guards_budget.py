@@ -5,7 +5,7 @@ from __future__ import annotations
 from coding_harness.daemon.agent.budget import SESSION_OVER, TURN_OVER
 from coding_harness.daemon.agent.history import repair_dangling
 from coding_harness.daemon.agent.seams import ModelReply, ToolCall, Usage
-from tests.unit.daemon.agent.test_loop import EchoTools, run_loop
+from tests.support.scripted_model import EchoTools, run_loop
 
 
 def reading(i: int, prompt: int, completion: int = 10) -> ModelReply:

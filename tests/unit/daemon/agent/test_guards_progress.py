@@ -19,7 +19,7 @@ from coding_harness.daemon.agent.gitignore import GitIgnore
 from coding_harness.daemon.agent.history import repair_dangling
 from coding_harness.daemon.agent.progress import NO_PROGRESS
 from coding_harness.daemon.agent.seams import ModelReply, ToolCall
-from tests.unit.daemon.agent.test_loop import EchoTools, run_loop
+from tests.support.scripted_model import EchoTools, run_loop
 
 STOPPED = (
     "Stopped: 8 rounds of tool calls in a row left the workspace exactly as it was, so the "

@@ -22,7 +22,7 @@ from coding_harness.daemon.providers.errors import (
     ModelServerError,
     error_from_response,
 )
-from tests.unit.daemon.agent.test_loop import EchoTools, run_loop
+from tests.support.scripted_model import EchoTools, run_loop
 
 CUT_WRITE = '{"path": "big.py", "old": "", "new": "def f():\\n    return \\"abc'
 LLAMA_BODY = json.dumps(

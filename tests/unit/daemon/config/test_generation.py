@@ -21,7 +21,7 @@ from coding_harness.daemon.context.compactor import Compactor
 from coding_harness.daemon.turns.intent import model_asker
 from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME
-from tests.unit.daemon.agent.test_loop import EchoTools, Recorder, ScriptedModel
+from tests.support.scripted_model import EchoTools, Recorder, ScriptedModel
 
 # What a hostile file could try, next to one real sampling parameter.
 SLIPPED: dict[str, Any] = {

@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from coding_harness.daemon.agent.prompts import COMPACT_PROMPT
 from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.daemon.context.compactor import ACKNOWLEDGED, CONTINUE
@@ -13,8 +15,10 @@ from coding_harness.daemon.context.plan_book import PlanBook
 from coding_harness.daemon.context.window import BRIEF_MARK
 from coding_harness.daemon.providers.errors import ModelContextExceeded, ModelRequestRejected
 from coding_harness.daemon.store.db import Store
-from tests.unit.daemon.turns.test_runner import TurnHarness, calls, say
-from tests.unit.daemon.turns.test_runner import home_in_tmp as home_in_tmp  # the fixture
+from tests.support.turn_harness import TurnHarness, calls, say
+
+pytestmark = pytest.mark.usefixtures("home_in_tmp")
+
 
 ENDPOINT = "https://models.example/v1"
 SMALL = {"context_limit": 4_000}

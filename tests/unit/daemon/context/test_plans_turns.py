@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from coding_harness.daemon.agent.seams import JSONObject
-from tests.unit.daemon.turns.test_runner import TurnHarness, calls, say
-from tests.unit.daemon.turns.test_runner import home_in_tmp as home_in_tmp  # the fixture
+from tests.support.turn_harness import TurnHarness, calls, say
+
+pytestmark = pytest.mark.usefixtures("home_in_tmp")
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 

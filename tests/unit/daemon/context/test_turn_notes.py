@@ -17,7 +17,7 @@ from coding_harness.daemon.context.turn_notes import transcript
 from coding_harness.daemon.providers.errors import ModelServerError
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.turns.runner import TurnRunner
-from tests.unit.daemon.turns.test_runner import FakePool, TurnHarness, calls, say
+from tests.support.turn_harness import FakePool, TurnHarness, calls, say
 
 NOTES = json.dumps({"decisions": [], "facts": ["The project has one file"], "todo": []})
 

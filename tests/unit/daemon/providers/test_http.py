@@ -12,15 +12,11 @@ import asyncio
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
-from coding_harness.daemon.agent.seams import Model, ModelReply, ToolCall, Usage
+from coding_harness.daemon.agent.seams import ToolCall, Usage
 from coding_harness.daemon.config.loader import ProviderProfile
 from coding_harness.daemon.providers.errors import (
     ModelBadRequest,
@@ -40,125 +36,23 @@ from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.stream_fallback import StreamOrWhole
+from tests.support.mock_http import (
+    ENDPOINT,
+    KEY,
+    LOCAL_ENDPOINT,
+    PAYLOAD,
+    Server,
+    call,
+    delta,
+    event_stream,
+    failing,
+    fixture_text,
+    profile,
+    respond,
+    run_pool,
+    sse,
+)
 from tests.support.sinks import RecordingSink
-
-FIXTURES = Path(__file__).resolve().parents[5] / "shared" / "fixtures" / "sse"
-ENDPOINT = "https://api.example.com/v1/chat/completions"
-LOCAL_ENDPOINT = "http://localhost:8080/v1/chat/completions"
-KEY = "sk-test-0123456789"
-PAYLOAD: dict[str, Any] = {
-    "model": "m-1",
-    "messages": [{"role": "user", "content": "hi"}],
-    "tools": [{"type": "function", "function": {"name": "ls", "parameters": {}}}],
-    "tool_choice": "auto",
-}
-
-Handler = Callable[[httpx.Request], httpx.Response]
-
-
-class Pieces(httpx.AsyncByteStream):
-    """A response body delivered in the given pieces, optionally failing after them."""
-
-    def __init__(self, pieces: Iterable[bytes], fail: Exception | None = None) -> None:
-        self._pieces = list(pieces)
-        self._fail = fail
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self._pieces:
-            yield piece
-        if self._fail is not None:
-            raise self._fail
-
-
-def profile(
-    kind: str = "openai", *, name: str = "cloud", endpoint: str = ENDPOINT
-) -> ProviderProfile:
-    return ProviderProfile(
-        name=name,
-        type="mlx" if kind == "mlx" else "openai",
-        endpoint=endpoint,
-        model="m-1",
-        api_key_env="EXAMPLE_API_KEY",
-        generation={"temperature": 0.2},
-    )
-
-
-def sse(*chunks: dict[str, Any], done: bool = True) -> bytes:
-    lines = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in chunks]
-    if done:
-        lines.append("data: [DONE]\n\n")
-    return "".join(lines).encode()
-
-
-def split(body: bytes, size: int) -> list[bytes]:
-    return [body[i : i + size] for i in range(0, len(body), size)]
-
-
-def event_stream(body: bytes, size: int = 7, fail: Exception | None = None) -> httpx.Response:
-    return httpx.Response(
-        200,
-        headers={"content-type": "text/event-stream"},
-        stream=Pieces(split(body, size), fail),
-    )
-
-
-def delta(content: str | None = None, finish: str | None = None, **more: Any) -> dict[str, Any]:
-    piece: dict[str, Any] = dict(more)
-    if content is not None:
-        piece["content"] = content
-    return {"choices": [{"index": 0, "delta": piece, "finish_reason": finish}]}
-
-
-def fixture_text(name: str) -> str:
-    path = FIXTURES / name
-    if not path.is_file():
-        pytest.skip(f"shared fixture {name} is not available at {FIXTURES}")
-    return path.read_text()
-
-
-@dataclass
-class Server:
-    """A scripted model server that records what it was sent."""
-
-    handler: Handler
-    requests: list[httpx.Request] = field(default_factory=list)
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        request.read()
-        self.requests.append(request)
-        return self.handler(request)
-
-    def body(self, n: int = 0) -> dict[str, Any]:
-        sent: dict[str, Any] = json.loads(self.requests[n].content)
-        return sent
-
-
-def call(
-    server: Server,
-    kind: str = "openai",
-    key: str | None = KEY,
-    endpoint: str | None = None,
-) -> tuple[ModelReply, RecordingSink]:
-    async def go() -> tuple[ModelReply, RecordingSink]:
-        sink = RecordingSink()
-        where = endpoint or (LOCAL_ENDPOINT if kind == "mlx" else ENDPOINT)
-        async with httpx.AsyncClient(transport=httpx.MockTransport(server)) as client:
-            model: Model
-            if kind == "mlx":
-                model = LocalModel(profile("mlx", endpoint=where), client, key)
-            else:
-                model = OpenAIStreamingModel(profile(endpoint=where), client, key)
-            reply = await model.complete(dict(PAYLOAD), sink)
-        return reply, sink
-
-    return asyncio.run(go())
-
-
-def failing(server: Server, kind: str = "openai", key: str | None = KEY) -> ModelError:
-    with pytest.raises(ModelError) as caught:
-        call(server, kind, key)
-    return caught.value
-
 
 # --- streaming: the happy path ---------------------------------------------------------
 
@@ -314,10 +208,6 @@ def test_other_timeouts_say_what_timed_out(exc: type[httpx.TimeoutException], wo
 
 
 # --- HTTP statuses ------------------------------------------------------------------
-
-
-def respond(status: int, body: str, headers: dict[str, str] | None = None) -> Server:
-    return Server(lambda _: httpx.Response(status, text=body, headers=headers or {}))
 
 
 def test_429_with_retry_after() -> None:
@@ -559,17 +449,6 @@ def test_local_connect_refused_says_start_a_server() -> None:
 
 
 # --- the pool ------------------------------------------------------------------------
-
-
-def run_pool(body: Callable[[ProviderPool], Awaitable[None]], server: Server) -> None:
-    async def go() -> None:
-        pool = ProviderPool(transport=httpx.MockTransport(server))
-        try:
-            await body(pool)
-        finally:
-            await pool.aclose()
-
-    asyncio.run(go())
 
 
 def test_pool_picks_the_model_for_the_profile_type() -> None:

@@ -30,8 +30,7 @@ from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import RetryingModel
-from tests.support.sinks import RecordingSink
-from tests.unit.daemon.providers.test_http import (
+from tests.support.mock_http import (
     ENDPOINT,
     KEY,
     LOCAL_ENDPOINT,
@@ -47,6 +46,7 @@ from tests.unit.daemon.providers.test_http import (
     run_pool,
     sse,
 )
+from tests.support.sinks import RecordingSink
 
 CALL = ToolCall(id="call_0", name="read_file", arguments='{"path": "a.py"}')
 # The shape of llama-cpp-python's answer to `"content": null` on an assistant message.

@@ -21,8 +21,8 @@ from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.sessions.debug_log import DebugRecorder, DebugSwitches, debug_path
+from tests.support.mock_http import KEY, PAYLOAD, Pieces, profile
 from tests.support.sinks import RecordingSink
-from tests.unit.daemon.providers.test_http import KEY, PAYLOAD, Pieces, profile
 
 SECRET = "db-pass-5f1e9a0c77"
 SSE = (

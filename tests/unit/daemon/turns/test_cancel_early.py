@@ -13,7 +13,7 @@ from typing import Any
 
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.turns.runner import TurnRunner
-from tests.unit.daemon.turns.test_runner import FakePool, TurnHarness, say
+from tests.support.turn_harness import FakePool, TurnHarness, say
 
 
 def test_a_turn_cancelled_before_its_first_step_still_finishes(tmp_path: Path) -> None:

@@ -8,8 +8,9 @@ import pytest
 
 from coding_harness.daemon.tools.web.search import SearchError, SearchResult
 from coding_harness.daemon.turns import assemble as turn_setup
-from tests.unit.daemon.turns.test_runner import TurnHarness, say, tool_names
-from tests.unit.daemon.turns.test_runner import home_in_tmp as home_in_tmp  # the fixture
+from tests.support.turn_harness import TurnHarness, say, tool_names
+
+pytestmark = pytest.mark.usefixtures("home_in_tmp")
 
 
 class FakeSearch:

@@ -8,8 +8,9 @@ import pytest
 
 from coding_harness.daemon.turns.skills import body_of, find_skill, find_skills, front_matter
 from coding_harness.protocol import errors
-from tests.unit.daemon.turns.test_runner import TurnHarness, say
-from tests.unit.daemon.turns.test_runner import home_in_tmp as home_in_tmp  # the fixture
+from tests.support.turn_harness import TurnHarness, say
+
+pytestmark = pytest.mark.usefixtures("home_in_tmp")
 
 REVIEW = """---
 name: review

@@ -18,7 +18,7 @@ from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.turns.runner import TurnRunner
-from tests.unit.daemon.turns.test_runner import FakePool, TurnHarness, calls, say
+from tests.support.turn_harness import FakePool, TurnHarness, calls, say
 
 OLD, NEW = "x = 1\n", "x = 2\n"
 

@@ -6,28 +6,18 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from coding_harness.daemon.agent.seams import ApprovalRequest
-from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit.gate import propose_edit
-from coding_harness.daemon.tools.errors import ToolRefusal
+from tests.support.edits import APP, CHECKING_MAKEFILE, edit, temp_files
 from tests.support.tool_context import (
-    RecordingSink,
     ScriptedApprover,
     build_project,
     make_ctx,
     run,
     umask,
-)
-
-APP = "def main():\n    return 42\n"
-CHECKING_MAKEFILE = (
-    "check:\n"
-    "\t@echo checking\n"
-    '\t@if grep -rq BROKEN src; then echo "found BROKEN in src"; exit 1; fi\n'
 )
 
 
@@ -36,26 +26,6 @@ def root(tmp_path: Path) -> Path:
     project = build_project(tmp_path)
     (project / "Makefile").write_text(CHECKING_MAKEFILE)
     return project
-
-
-def edit(
-    root: Path,
-    path: str,
-    old: str,
-    new: str,
-    approver: ScriptedApprover | None = None,
-    **flags: Any,
-) -> tuple[str, ToolContext, RecordingSink]:
-    ctx, sink = make_ctx(root, approver, **flags)
-    try:
-        result = run(propose_edit(ctx, path, old, new))
-    except ToolRefusal as refusal:  # the registry turns these into results
-        result = str(refusal)
-    return result, ctx, sink
-
-
-def temp_files(folder: Path) -> list[str]:
-    return [p.name for p in folder.iterdir() if p.name.startswith(".harness-")]
 
 
 def test_stale_base_is_refused(root: Path) -> None:

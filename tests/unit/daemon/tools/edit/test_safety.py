@@ -20,8 +20,8 @@ import pytest
 from coding_harness.daemon.tools.edit import writes
 from coding_harness.daemon.tools.edit.gate import propose_edit
 from coding_harness.daemon.tools.edit.journal import journaled
+from tests.support.edits import APP, CHECKING_MAKEFILE, edit, temp_files
 from tests.support.tool_context import RecordingSink, ScriptedApprover, build_project, make_ctx, run
-from tests.unit.daemon.tools.edit.test_gate import APP, CHECKING_MAKEFILE, edit, temp_files
 
 CHANGES_CHECK = "this changes what `make check` runs"
 
