@@ -27,9 +27,8 @@ from typing import Any
 import psutil
 
 from coding_harness.daemon.config.loader import ConfigCache
-from coding_harness.daemon.methods import build_methods
-from coding_harness.daemon.methods.provider_methods import reload_configuration
-from coding_harness.daemon.providers.pool import ProviderPool
+from coding_harness.daemon.methods import MethodParts, build_methods
+from coding_harness.daemon.providers.pool import ProviderPool, pool_key
 from coding_harness.daemon.security.credentials import load_credentials
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Endpoint
@@ -93,10 +92,24 @@ class Daemon:
         self._process = psutil.Process()
         self.server = SocketServer(
             socket_path,
-            Endpoint(build_methods(self)),
+            Endpoint(build_methods(self._method_parts())),
             max_message=max_message,
             classify_peer=self._is_tool_descendant,
             on_disconnect=self._forget,
+        )
+
+    def _method_parts(self) -> MethodParts:
+        """What the request handlers may reach (the store once `run` has opened it)."""
+        return MethodParts(
+            home=self.home,
+            sessions=self.sessions,
+            configs=self.configs,
+            turns=self.turns,
+            store=lambda: self.store,
+            stopping=lambda: self.stopping,
+            status=self.status,
+            reload=self.reload_configuration,
+            request_stop=self.request_stop,
         )
 
     async def run(self, service: ServiceContext | None = None) -> None:
@@ -151,9 +164,29 @@ class Daemon:
         self.configs.clear()
         log.info("configuration reload requested")
 
+    async def reload_configuration(self) -> dict[str, Any]:
+        """`daemon.reload` and SIGHUP: reload every config in use (the daemon's home
+        and every session's workspace) and retire only the pooled connections whose
+        profile (name and endpoint origin) is no longer configured; sessions and
+        the other connections stay."""
+        self.reload()
+        folders = {self.home, *(session.cwd for session in self.sessions.all())}
+        configs = [self.configs.get(folder) for folder in sorted(folders)]
+        keep = {pool_key(profile) for config in configs for profile in config.providers.values()}
+        retired = await self.pool.prune(keep)
+        problems: list[str] = []
+        for config in configs:
+            problems.extend(self.configs.unreported(config))
+        return {
+            "reloaded": True,
+            "workspaces": len(configs),
+            "closed_connections": len(retired),
+            "problems": problems,
+        }
+
     def _reload_in_background(self) -> None:
         """SIGHUP: what `daemon.reload` does, connections to retired endpoints included."""
-        task = asyncio.ensure_future(reload_configuration(self))
+        task = asyncio.ensure_future(self.reload_configuration())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

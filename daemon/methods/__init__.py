@@ -1,14 +1,18 @@
 """The JSON-RPC methods the daemon serves, one module per area.
 
-`build_methods` registers them all on one `MethodTable`; each area's
-`register(table, daemon)` adds its handlers. A handler takes the calling
-`Connection` and the request's named params and returns a JSON-ready result
-or raises an `RpcError`.
+Each area's module holds its handlers as plain functions and names them in its
+`HANDLERS` table. A handler takes the `MethodParts` (`parts.py`: what the
+handlers may reach), the calling `Connection` and the request's named params,
+and returns a JSON-ready result or raises an `RpcError`. `build_methods`
+registers every area's handlers, bound to one `MethodParts`, on one
+`MethodTable`. Helpers more than one area uses live in `params.py` (checks of
+request params), `lookup.py` (a request's session and profile) and
+`first_run.py` (provider discovery).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import partial
 
 from coding_harness.daemon.methods import (
     approval_methods,
@@ -19,22 +23,26 @@ from coding_harness.daemon.methods import (
     provider_methods,
     session_methods,
 )
-from coding_harness.daemon.server.rpc import MethodTable
+from coding_harness.daemon.methods.parts import MethodParts
+from coding_harness.daemon.server.rpc import Handler, MethodTable
 
-if TYPE_CHECKING:
-    from coding_harness.daemon.app import Daemon
+AREAS: tuple[dict[str, Handler], ...] = (
+    daemon_methods.HANDLERS,
+    session_methods.HANDLERS,
+    approval_methods.HANDLERS,
+    provider_methods.HANDLERS,
+    discovery_methods.HANDLERS,
+    context_methods.HANDLERS,
+    memory_methods.HANDLERS,
+)
+DETACHED = context_methods.DETACHED
+
+__all__ = ["MethodParts", "build_methods"]
 
 
-def build_methods(daemon: Daemon) -> MethodTable:
+def build_methods(parts: MethodParts) -> MethodTable:
     table = MethodTable()
-    for area in (
-        daemon_methods,
-        session_methods,
-        approval_methods,
-        provider_methods,
-        discovery_methods,
-        context_methods,
-        memory_methods,
-    ):
-        area.register(table, daemon)
+    for handlers in AREAS:
+        for name, handler in handlers.items():
+            table.register(name, detached=name in DETACHED)(partial(handler, parts))
     return table

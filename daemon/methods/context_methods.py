@@ -1,25 +1,31 @@
 """`session.context`, `session.compact`, `plan.get` and `skills.list`.
 
-What the model's context holds and how big it is (estimated), replacing it
-with a resume brief, the session's plan reconciled with the files on disk,
-and the skills a `/<name>` can load.
+What the model's context holds and how big it is (estimated: the system prompt
+as the next turn builds it, the project's notes section included, the tool
+schemas and the history), replacing it with a resume brief, the session's plan
+reconciled with the files on disk, and the skills a `/<name>` can load.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from coding_harness.daemon.config.loader import ConfigError, ProviderProfile, with_model
+from coding_harness.daemon.agent.prompts import with_notes
+from coding_harness.daemon.config.loader import ConfigError
 from coding_harness.daemon.context.compactor import context_limit
+from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plans import plan_status
 from coding_harness.daemon.context.window import context_table
+from coding_harness.daemon.methods.lookup import session_of, session_profile
 from coding_harness.daemon.methods.params import refuse_tool_children, text, workspace_folder
-from coding_harness.daemon.methods.session_methods import session_of
+from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.server.connection import Connection
-from coding_harness.daemon.server.rpc import MethodTable
+from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import AGENT_TOOLS
 from coding_harness.daemon.turns.assemble import turn_system_prompt
@@ -27,60 +33,73 @@ from coding_harness.daemon.turns.skills import find_skills
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 
-if TYPE_CHECKING:
-    from coding_harness.daemon.app import Daemon
+log = logging.getLogger(__name__)
 
 
-def _profile(daemon: Daemon, session: Session) -> ProviderProfile:
-    config = daemon.configs.get(session.cwd)
+async def session_context(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
+    target = session_of(parts, session)
+    config = parts.configs.get(target.cwd)
+    limit = context_limit(session_profile(parts, target), config)
+    plan = parts.turns.plans.current(target, target.history)
+    prompt = await asyncio.to_thread(turn_system_prompt, target.cwd, config, plan)
+    system = with_notes(prompt, _notes_section(parts, target))
+    tools = len(json.dumps(AGENT_TOOLS.schemas()))
+    table = context_table(target.history, system_chars=len(system) + tools, limit=limit)
+    return {"session": target.id, **table}
+
+
+def _notes_section(parts: MethodParts, session: Session) -> list[str]:
+    """The notes section's lines a turn of the session would put in its prompt,
+    read from the store (none while it cannot be read, as a turn does)."""
     try:
-        return with_model(config.profile(session.provider), session.model)
+        notes = parts.store().project_notes(str(session.cwd))
+    except sqlite3.Error as exc:
+        log.warning("the project's notes could not be read (%s)", exc)
+        return []
+    return prompt_lines(notes)
+
+
+async def session_compact(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
+    refuse_tool_children(conn)
+    target = session_of(parts, session)
+    session_profile(parts, target)  # a bad provider is refused before the job is queued
+    job = parts.turns.compact(target)
+    try:
+        return await asyncio.shield(job)
     except ConfigError as exc:
         raise errors.InvalidParams(str(exc)) from None
+    except asyncio.CancelledError:
+        if not job.cancelled():  # this request was cancelled, not the job
+            raise
+        raise errors.SessionBusy("the compaction was cancelled before it finished") from None
 
 
-def register(table: MethodTable, daemon: Daemon) -> None:
-    @table.register(m.SESSION_CONTEXT)
-    async def session_context(conn: Connection, session: Any) -> dict[str, Any]:
-        target = session_of(daemon, session)
-        config = daemon.configs.get(target.cwd)
-        limit = context_limit(_profile(daemon, target), config)
-        plan = daemon.turns.plans.current(target, target.history)
-        system = await asyncio.to_thread(turn_system_prompt, target.cwd, config, plan)
-        tools = len(json.dumps(AGENT_TOOLS.schemas()))
-        table = context_table(target.history, system_chars=len(system) + tools, limit=limit)
-        return {"session": target.id, **table}
+async def plan_get(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
+    target = session_of(parts, session)
+    plan = parts.turns.plans.current(target, target.history)
+    if plan is None:
+        return {"session": target.id, "plan": None}
+    status = await asyncio.to_thread(plan_status, plan, target.cwd)
+    return {"session": target.id, "plan": status}
 
-    @table.register(m.SESSION_COMPACT, detached=True)
-    async def session_compact(conn: Connection, session: Any) -> dict[str, Any]:
-        refuse_tool_children(conn)
-        target = session_of(daemon, session)
-        _profile(daemon, target)  # a bad provider is refused before the job is queued
-        job = daemon.turns.compact(target)
-        try:
-            return await asyncio.shield(job)
-        except ConfigError as exc:
-            raise errors.InvalidParams(str(exc)) from None
-        except asyncio.CancelledError:
-            if not job.cancelled():  # this request was cancelled, not the job
-                raise
-            raise errors.SessionBusy("the compaction was cancelled before it finished") from None
 
-    @table.register(m.PLAN_GET)
-    async def plan_get(conn: Connection, session: Any) -> dict[str, Any]:
-        target = session_of(daemon, session)
-        plan = daemon.turns.plans.current(target, target.history)
-        if plan is None:
-            return {"session": target.id, "plan": None}
-        status = await asyncio.to_thread(plan_status, plan, target.cwd)
-        return {"session": target.id, "plan": status}
+async def skills_list(
+    parts: MethodParts, conn: Connection, cwd: Any = None, session: Any = None
+) -> dict[str, Any]:
+    folder: Path | None = None
+    if session is not None:
+        folder = session_of(parts, session).cwd
+    elif cwd is not None:
+        folder = workspace_folder(text("cwd", cwd))
+    skills = await asyncio.to_thread(find_skills, parts.home, folder)
+    return {"skills": [skill.to_wire() for skill in skills]}
 
-    @table.register(m.SKILLS_LIST)
-    async def skills_list(conn: Connection, cwd: Any = None, session: Any = None) -> dict[str, Any]:
-        folder: Path | None = None
-        if session is not None:
-            folder = session_of(daemon, session).cwd
-        elif cwd is not None:
-            folder = workspace_folder(text("cwd", cwd))
-        skills = await asyncio.to_thread(find_skills, daemon.home, folder)
-        return {"skills": [skill.to_wire() for skill in skills]}
+
+HANDLERS: dict[str, Handler] = {
+    m.SESSION_CONTEXT: session_context,
+    m.SESSION_COMPACT: session_compact,
+    m.PLAN_GET: plan_get,
+    m.SKILLS_LIST: skills_list,
+}
+# May take long (a model call): the connection goes on answering meanwhile.
+DETACHED = frozenset({m.SESSION_COMPACT})

@@ -15,44 +15,42 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coding_harness.daemon.context.notes_curator import MAX_NOTES, NOTE_KINDS, Redact
+from coding_harness.daemon.methods.lookup import session_of
 from coding_harness.daemon.methods.params import (
     refuse_tool_children,
     text,
     valid_text,
     workspace_folder,
 )
-from coding_harness.daemon.methods.session_methods import session_of
+from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.server.connection import Connection
-from coding_harness.daemon.server.rpc import MethodTable
+from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.turns.assemble import session_secrets
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 
-if TYPE_CHECKING:
-    from coding_harness.daemon.app import Daemon
-
 MAX_IDS = 1000
 
 
-def _project(daemon: Daemon, session: Any, cwd: Any) -> tuple[str, Redact]:
+def _project(parts: MethodParts, session: Any, cwd: Any) -> tuple[str, Redact]:
     """The project's key and how its notes are redacted, from a session or a folder."""
     if session is not None:
-        target = session_of(daemon, session)
-        config = daemon.configs.get(target.cwd)
+        target = session_of(parts, session)
+        config = parts.configs.get(target.cwd)
         return str(target.cwd), session_secrets(target, config).redact
     if cwd is None:
         raise errors.InvalidParams("memory needs a session or a cwd")
     folder = workspace_folder(text("cwd", cwd))
-    names = daemon.configs.get(folder).key_env_names()
+    names = parts.configs.get(folder).key_env_names()
     return str(folder), collect_secrets(names, os.environ).redact
 
 
-def _answer(daemon: Daemon, project: str) -> dict[str, Any]:
-    notes = daemon.store.project_notes(project)
+def _answer(parts: MethodParts, project: str) -> dict[str, Any]:
+    notes = parts.store().project_notes(project)
     return {"project": project, "notes": [note.to_wire() for note in notes]}
 
 
@@ -88,35 +86,39 @@ def _ids(value: Any) -> list[int]:
     return list(value)
 
 
-def register(table: MethodTable, daemon: Daemon) -> None:
-    @table.register(m.MEMORY_GET)
-    async def memory_get(conn: Connection, session: Any = None, cwd: Any = None) -> dict[str, Any]:
-        project, _ = _project(daemon, session, cwd)
-        return _answer(daemon, project)
+async def memory_get(
+    parts: MethodParts, conn: Connection, session: Any = None, cwd: Any = None
+) -> dict[str, Any]:
+    project, _ = _project(parts, session, cwd)
+    return _answer(parts, project)
 
-    @table.register(m.MEMORY_SET)
-    async def memory_set(
-        conn: Connection,
-        session: Any = None,
-        cwd: Any = None,
-        notes: Any = None,
-        remove: Any = None,
-        clear: Any = False,
-    ) -> dict[str, Any]:
-        refuse_tool_children(conn)
-        project, redact = _project(daemon, session, cwd)
-        added, gone = _new_notes(notes), _ids(remove)
-        if not isinstance(clear, bool):
-            raise errors.InvalidParams("clear must be true or false")
-        store = daemon.store
-        try:
-            saved = True
-            if clear or gone:
-                saved = store.remove_project_notes(project, None if clear else gone)
-            if added:
-                saved = store.add_project_notes(project, added, redact) and saved
-        except sqlite3.Error as exc:
-            raise errors.InternalError(f"the notes could not be changed: {exc}") from None
-        daemon.turns.forget_notes(project)
-        # Not saved: the disk refused; the change is kept and written once it has room.
-        return {**_answer(daemon, project), "saved": saved}
+
+async def memory_set(
+    parts: MethodParts,
+    conn: Connection,
+    session: Any = None,
+    cwd: Any = None,
+    notes: Any = None,
+    remove: Any = None,
+    clear: Any = False,
+) -> dict[str, Any]:
+    refuse_tool_children(conn)
+    project, redact = _project(parts, session, cwd)
+    added, gone = _new_notes(notes), _ids(remove)
+    if not isinstance(clear, bool):
+        raise errors.InvalidParams("clear must be true or false")
+    store = parts.store()
+    try:
+        saved = True
+        if clear or gone:
+            saved = store.remove_project_notes(project, None if clear else gone)
+        if added:
+            saved = store.add_project_notes(project, added, redact) and saved
+    except sqlite3.Error as exc:
+        raise errors.InternalError(f"the notes could not be changed: {exc}") from None
+    parts.turns.forget_notes(project)
+    # Not saved: the disk refused; the change is kept and written once it has room.
+    return {**_answer(parts, project), "saved": saved}
+
+
+HANDLERS: dict[str, Handler] = {m.MEMORY_GET: memory_get, m.MEMORY_SET: memory_set}

@@ -10,14 +10,12 @@ before anything starts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.protocol import errors
-
-if TYPE_CHECKING:
-    from coding_harness.daemon.app import Daemon
 
 
 def text(name: str, value: Any, *, required: bool = True) -> str:
@@ -98,6 +96,6 @@ def refuse_tool_children(conn: Connection) -> None:
         )
 
 
-def refuse_when_stopping(daemon: Daemon) -> None:
-    if daemon.stopping:
+def refuse_when_stopping(stopping: Callable[[], bool]) -> None:
+    if stopping():
         raise errors.ShuttingDown("the daemon is shutting down; run the command again")

@@ -1,18 +1,19 @@
-"""The `session.*` methods: create, list, attach, detach, submit, cancel, history.
+"""The `session.*` methods: create, list, attach, detach, submit, cancel, history,
+reset, close and configure.
 
 `session.attach` with `since_seq` replays in pages (`replay.py`); `session.history`
-answers in pages (`history_pages.py`).
+answers in pages (`history_pages.py`). Each handler takes the `MethodParts` first.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coding_harness.daemon.agent.history import check_messages
-from coding_harness.daemon.config.loader import ConfigError
 from coding_harness.daemon.config.settings import SEARCH_ENGINES
-from coding_harness.daemon.methods.discovery_methods import first_run_note, refresh
+from coding_harness.daemon.methods.first_run import first_run_note, refresh
+from coding_harness.daemon.methods.lookup import profile_of, session_of
 from coding_harness.daemon.methods.params import (
     env_map,
     optional_text,
@@ -22,8 +23,9 @@ from coding_harness.daemon.methods.params import (
     text,
     workspace_folder,
 )
+from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.server.connection import Connection
-from coding_harness.daemon.server.rpc import MethodTable
+from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.history_pages import history_page
 from coding_harness.daemon.sessions.replay import replay
@@ -33,21 +35,10 @@ from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
 
-if TYPE_CHECKING:
-    from coding_harness.daemon.app import Daemon
-
-
 _COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 
 # `session.attach {session: "*"}`: every session, and every later one.
 ALL_SESSIONS = "*"
-
-
-def session_of(daemon: Daemon, session_id: Any) -> Session:
-    session = daemon.sessions.get(text("session", session_id))
-    if session is None:
-        raise errors.SessionNotFound(f"no session {session_id!r}; `harness sessions` lists them")
-    return session
 
 
 def _whole(name: str, value: Any, *, least: int | None = None) -> int:
@@ -67,196 +58,194 @@ def _since(value: Any) -> int | None:
     return value
 
 
-def register(table: MethodTable, daemon: Daemon) -> None:
-    @table.register(m.SESSION_CREATE)
-    async def session_create(
-        conn: Connection,
-        cwd: Any,
-        provider: Any = None,
-        model: Any = None,
-        options: Any = None,
-        env: Any = None,
-    ) -> dict[str, Any]:
-        refuse_when_stopping(daemon)
-        options_map(options)
-        session = Session(
-            id=new_session_id(),
-            cwd=workspace_folder(text("cwd", cwd)),
-            provider=optional_text("provider", provider),
-            model=optional_text("model", model),
-            key_env=env_map(env),
-            store=daemon.store,
-        )
-        config = daemon.configs.get(session.cwd)
-        first_run: dict[str, Any] = {}
-        if config.discoverable:  # no config file at all: look for what is around
-            config, found = await refresh(daemon, session.cwd, session.key_env)
-            first_run = first_run_note(config, found) if session.provider is None else {}
-        try:
-            profile = config.profile(session.provider)
-        except ConfigError as exc:
-            raise errors.InvalidParams(str(exc)) from None
-        daemon.store.create_session(
-            id=session.id,
-            cwd=str(session.cwd),
-            provider=session.provider,
-            model=session.model,
-            created_at=session.created_at,
-        )
-        daemon.sessions.add(session)
-        problems = daemon.configs.unreported(config)
-        if first_run.get("discovered"):
-            session.emit(EventKind.NOTICE, {"message": first_run["notice"]})
-        elif first_run:  # nothing found: the one line saying what was tried
-            problems.append(first_run["notice"])
-        return {
-            "session": session.id,
-            "cwd": str(session.cwd),
-            "provider": profile.name,
-            "model": session.model or profile.model,
-            "endpoint": profile.endpoint,
-            "key_env": config.key_env_names(),
-            "config_problems": problems,
-            **first_run,
-        }
+async def session_create(
+    parts: MethodParts,
+    conn: Connection,
+    cwd: Any,
+    provider: Any = None,
+    model: Any = None,
+    options: Any = None,
+    env: Any = None,
+) -> dict[str, Any]:
+    refuse_when_stopping(parts.stopping)
+    options_map(options)
+    session = Session(
+        id=new_session_id(),
+        cwd=workspace_folder(text("cwd", cwd)),
+        provider=optional_text("provider", provider),
+        model=optional_text("model", model),
+        key_env=env_map(env),
+        store=parts.store(),
+    )
+    config = parts.configs.get(session.cwd)
+    first_run: dict[str, Any] = {}
+    if config.discoverable:  # no config file at all: look for what is around
+        config, found = await refresh(parts.configs, session.cwd, session.key_env)
+        first_run = first_run_note(config, found) if session.provider is None else {}
+    profile = profile_of(config, session.provider)
+    parts.store().create_session(
+        id=session.id,
+        cwd=str(session.cwd),
+        provider=session.provider,
+        model=session.model,
+        created_at=session.created_at,
+    )
+    parts.sessions.add(session)
+    problems = parts.configs.unreported(config)
+    if first_run.get("discovered"):
+        session.emit(EventKind.NOTICE, {"message": first_run["notice"]})
+    elif first_run:  # nothing found: the one line saying what was tried
+        problems.append(first_run["notice"])
+    return {
+        "session": session.id,
+        "cwd": str(session.cwd),
+        "provider": profile.name,
+        "model": session.model or profile.model,
+        "endpoint": profile.endpoint,
+        "key_env": config.key_env_names(),
+        "config_problems": problems,
+        **first_run,
+    }
 
-    @table.register(m.SESSION_LIST)
-    async def session_list(conn: Connection) -> dict[str, Any]:
-        return {"sessions": [s.summary() for s in daemon.sessions.all()]}
 
-    @table.register(m.SESSION_ATTACH)
-    async def session_attach(
-        conn: Connection, session: Any, since_seq: Any = None
-    ) -> dict[str, Any]:
-        if session == ALL_SESSIONS:
-            pending = daemon.sessions.watch_all(conn)
-            for owner, event in pending:
-                conn.send_encoded(owner.framed(event))
-            return {"session": ALL_SESSIONS, "sessions": len(daemon.sessions)}
-        target = session_of(daemon, session)
-        since = _since(since_seq)
-        if since is None:
-            approvals = target.attach(conn)
-            for event in approvals:
-                conn.send_encoded(target.framed(event))
-            return {**target.summary(), "replayed": len(approvals), "missed": 0}
-        done = await replay(target, conn, since)
-        return {**target.summary(), "replayed": done.replayed, "missed": done.missed}
+async def session_list(parts: MethodParts, conn: Connection) -> dict[str, Any]:
+    return {"sessions": [s.summary() for s in parts.sessions.all()]}
 
-    @table.register(m.SESSION_DETACH)
-    async def session_detach(conn: Connection, session: Any) -> dict[str, Any]:
-        session_of(daemon, session).detach(conn)
-        return {"detached": True}
 
-    @table.register(m.SESSION_SUBMIT)
-    async def session_submit(
-        conn: Connection, session: Any, text: Any, options: Any = None, env: Any = None
-    ) -> dict[str, Any]:
-        refuse_tool_children(conn)
-        refuse_when_stopping(daemon)
-        target = session_of(daemon, session)
-        opts = options_map(options)
-        target.key_env.update(env_map(env))
-        return daemon.turns.submit(
-            target,
-            _prompt(text),
-            auto_approve=bool(opts.get("yes")),
-            dry_run=bool(opts.get("dry_run")),
-            options=opts,
-        )
+async def session_attach(
+    parts: MethodParts, conn: Connection, session: Any, since_seq: Any = None
+) -> dict[str, Any]:
+    if session == ALL_SESSIONS:
+        pending = parts.sessions.watch_all(conn)
+        for owner, event in pending:
+            conn.send_encoded(owner.framed(event))
+        return {"session": ALL_SESSIONS, "sessions": len(parts.sessions)}
+    target = session_of(parts, session)
+    since = _since(since_seq)
+    if since is None:
+        approvals = target.attach(conn)
+        for event in approvals:
+            conn.send_encoded(target.framed(event))
+        return {**target.summary(), "replayed": len(approvals), "missed": 0}
+    done = await replay(target, conn, since)
+    return {**target.summary(), "replayed": done.replayed, "missed": done.missed}
 
-    @table.register(m.SESSION_CANCEL)
-    async def session_cancel(conn: Connection, session: Any) -> dict[str, Any]:
-        refuse_tool_children(conn)  # a recipe must not be able to stop the user's turn
-        return {"cancelled": daemon.turns.cancel(session_of(daemon, session))}
 
-    @table.register(m.SESSION_HISTORY)
-    async def session_history(
-        conn: Connection, session: Any, offset: Any = 0, limit: Any = None, text_offset: Any = 0
-    ) -> dict[str, Any]:
-        return history_page(
-            session_of(daemon, session).history,
-            offset=_whole("offset", offset),
-            limit=None if limit is None else _whole("limit", limit, least=0),
-            text_offset=_whole("text_offset", text_offset, least=0),
-        )
+async def session_detach(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
+    session_of(parts, session).detach(conn)
+    return {"detached": True}
 
-    register_lifecycle(table, daemon)
-    register_configure(table, daemon)
+
+async def session_submit(
+    parts: MethodParts,
+    conn: Connection,
+    session: Any,
+    text: Any,
+    options: Any = None,
+    env: Any = None,
+) -> dict[str, Any]:
+    refuse_tool_children(conn)
+    refuse_when_stopping(parts.stopping)
+    target = session_of(parts, session)
+    opts = options_map(options)
+    target.key_env.update(env_map(env))
+    return parts.turns.submit(
+        target,
+        _prompt(text),
+        auto_approve=bool(opts.get("yes")),
+        dry_run=bool(opts.get("dry_run")),
+        options=opts,
+    )
+
+
+async def session_cancel(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
+    refuse_tool_children(conn)  # a recipe must not be able to stop the user's turn
+    return {"cancelled": parts.turns.cancel(session_of(parts, session))}
+
+
+async def session_history(
+    parts: MethodParts,
+    conn: Connection,
+    session: Any,
+    offset: Any = 0,
+    limit: Any = None,
+    text_offset: Any = 0,
+) -> dict[str, Any]:
+    return history_page(
+        session_of(parts, session).history,
+        offset=_whole("offset", offset),
+        limit=None if limit is None else _whole("limit", limit, least=0),
+        text_offset=_whole("text_offset", text_offset, least=0),
+    )
 
 
 def _prompt(value: Any) -> str:
     return text("text", value)
 
 
-def register_lifecycle(table: MethodTable, daemon: Daemon) -> None:
-    """`session.reset` (also how `/load` replaces a history) and `session.close`."""
+async def session_reset(
+    parts: MethodParts, conn: Connection, session: Any, messages: Any = None
+) -> dict[str, Any]:
+    refuse_tool_children(conn)
+    target = session_of(parts, session)
+    if target.state != "idle":
+        raise errors.SessionBusy("a turn is running; cancel it or wait before resetting")
+    try:
+        history = check_messages(messages) if messages is not None else []
+    except ValueError as exc:
+        raise errors.InvalidParams(f"history not loaded: {exc}") from None
+    target.history = history
+    forget_session(target.approvals)  # what the model had read is gone with the history
+    target.emit(EventKind.NOTICE, {"message": f"history replaced ({len(history)} messages)"})
+    parts.store().record_step(
+        target.id, first_index=0, messages=history, events=target.take_pending_events()
+    )
+    return {"messages": len(history)}
 
-    @table.register(m.SESSION_RESET)
-    async def session_reset(conn: Connection, session: Any, messages: Any = None) -> dict[str, Any]:
-        refuse_tool_children(conn)
-        target = session_of(daemon, session)
-        if target.state != "idle":
-            raise errors.SessionBusy("a turn is running; cancel it or wait before resetting")
-        try:
-            history = check_messages(messages) if messages is not None else []
-        except ValueError as exc:
-            raise errors.InvalidParams(f"history not loaded: {exc}") from None
-        target.history = history
-        forget_session(target.approvals)  # what the model had read is gone with the history
-        target.emit(EventKind.NOTICE, {"message": f"history replaced ({len(history)} messages)"})
-        daemon.store.record_step(
-            target.id, first_index=0, messages=history, events=target.take_pending_events()
+
+async def session_close(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
+    refuse_tool_children(conn)
+    target = session_of(parts, session)
+    parts.turns.cancel(target)
+    parts.sessions.remove(target.id)
+    DEBUG_SWITCHES.set(target.id, False)
+    target.flush_events()
+    parts.store().update_session(
+        target.id, provider=target.provider, model=target.model, closed=True
+    )
+    return {"closed": True}
+
+
+async def session_configure(
+    parts: MethodParts,
+    conn: Connection,
+    session: Any,
+    allow_command: Any = None,
+    search: Any = None,
+    token_budget: Any = None,
+    debug: Any = None,
+) -> dict[str, Any]:
+    refuse_tool_children(conn)
+    target = session_of(parts, session)
+    _debug(target, debug)
+    if search == "toggle":  # bare /search: the opposite of what is in force now
+        current = target.options.search_enabled
+        if current is None:
+            current = parts.configs.get(target.cwd).search.enabled
+        search = not current
+    changes = [
+        change
+        for change in (
+            _allow(target, allow_command),
+            _search(target, search),
+            _budget(target, token_budget),
         )
-        return {"messages": len(history)}
-
-    @table.register(m.SESSION_CLOSE)
-    async def session_close(conn: Connection, session: Any) -> dict[str, Any]:
-        refuse_tool_children(conn)
-        target = session_of(daemon, session)
-        daemon.turns.cancel(target)
-        daemon.sessions.remove(target.id)
-        DEBUG_SWITCHES.set(target.id, False)
-        target.flush_events()
-        daemon.store.update_session(
-            target.id, provider=target.provider, model=target.model, closed=True
-        )
-        return {"closed": True}
-
-
-def register_configure(table: MethodTable, daemon: Daemon) -> None:
-    """`session.configure`: `/allow-cmd`, `/search`, `/budget` and `/debug`, for every client."""
-
-    @table.register(m.SESSION_CONFIGURE)
-    async def session_configure(
-        conn: Connection,
-        session: Any,
-        allow_command: Any = None,
-        search: Any = None,
-        token_budget: Any = None,
-        debug: Any = None,
-    ) -> dict[str, Any]:
-        refuse_tool_children(conn)
-        target = session_of(daemon, session)
-        _debug(target, debug)
-        if search == "toggle":  # bare /search: the opposite of what is in force now
-            current = target.options.search_enabled
-            if current is None:
-                current = daemon.configs.get(target.cwd).search.enabled
-            search = not current
-        changes = [
-            change
-            for change in (
-                _allow(target, allow_command),
-                _search(target, search),
-                _budget(target, token_budget),
-            )
-            if change
-        ]
-        for change in changes:
-            target.emit(EventKind.NOTICE, {"message": f"{change} (by {conn.label})"})
-        path = DEBUG_SWITCHES.path(target.id)
-        return {"options": target.options.to_wire(), "debug_log": str(path) if path else None}
+        if change
+    ]
+    for change in changes:
+        target.emit(EventKind.NOTICE, {"message": f"{change} (by {conn.label})"})
+    path = DEBUG_SWITCHES.path(target.id)
+    return {"options": target.options.to_wire(), "debug_log": str(path) if path else None}
 
 
 def _debug(target: Session, value: Any) -> None:
@@ -303,3 +292,17 @@ def _budget(target: Session, value: Any) -> str | None:
         raise errors.InvalidParams("token_budget must be a whole number of tokens (0 removes it)")
     target.options.token_budget = value
     return f"session token budget set to {value:,} tokens"
+
+
+HANDLERS: dict[str, Handler] = {
+    m.SESSION_CREATE: session_create,
+    m.SESSION_LIST: session_list,
+    m.SESSION_ATTACH: session_attach,
+    m.SESSION_DETACH: session_detach,
+    m.SESSION_SUBMIT: session_submit,
+    m.SESSION_CANCEL: session_cancel,
+    m.SESSION_HISTORY: session_history,
+    m.SESSION_RESET: session_reset,
+    m.SESSION_CLOSE: session_close,
+    m.SESSION_CONFIGURE: session_configure,
+}
