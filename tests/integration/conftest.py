@@ -14,15 +14,17 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from coding_harness.client.args import OneShotOptions
 from tests.support import netguard
 from tests.support.fake_model_server import FakeModelServer
 from tests.support.processes import start_daemon, stop_daemon
+from tests.support.repl_run import ReplRun
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -121,3 +123,18 @@ def repl_env(
     yield
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=10)
+
+
+@pytest.fixture
+def repl(calc_project: Path, repl_env: None) -> Iterator[Callable[..., ReplRun]]:
+    """Starts REPLs on threads in the calc project (`repl(**options)`); closes their pipes."""
+    runs: list[ReplRun] = []
+
+    def start(**options: object) -> ReplRun:
+        run = ReplRun(OneShotOptions(cwd=str(calc_project), plain=True, **options))
+        runs.append(run)
+        return run
+
+    yield start
+    for run in runs:  # a failed test must not leave a REPL reading its pipe
+        run.pipe.close()

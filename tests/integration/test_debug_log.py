@@ -14,6 +14,7 @@ from typing import Any
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import run_harness
+from tests.support.sse_text import streamed_text
 
 KEY = "sk-debug-3e8a1c57f2b04d69"
 KEY_VARIABLE = "FAKE_PROVIDER_KEY"
@@ -40,14 +41,6 @@ def _log_of(stderr: str) -> Path:
     found = PATH_LINE.findall(stderr)
     assert len(found) == 1, stderr  # printed once
     return Path(found[0])
-
-
-def streamed_text(body: str) -> str:
-    """The text a recorded SSE body carries, its deltas joined."""
-    chunks = [json.loads(line[6:]) for line in body.splitlines() if line.startswith("data: {")]
-    return "".join(
-        chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks if chunk["choices"]
-    )
 
 
 def _entries(path: Path) -> list[dict[str, Any]]:

@@ -19,9 +19,9 @@ import pytest
 
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
-from tests.integration.test_persistence import assert_no_dangling, new_session, restart
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, start_daemon, wait_for_event
+from tests.support.restarts import assert_no_dangling, new_session, restart
 
 ROUNDS = int(os.environ.get("CRASH_ROUNDS", "3"))
 WRITTEN = "had been written: the file holds the new text"

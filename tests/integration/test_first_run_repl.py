@@ -16,10 +16,10 @@ import pytest
 
 from coding_harness.daemon.providers.discovery import KEY_VARIABLES
 from tests.integration.conftest import Sandbox
-from tests.integration.test_repl_terminal import Terminal
 from tests.support.fake_model_server import Reply
 from tests.support.model_listing import PROBE_PORTS, ListingModelServer, probe_ports, without_keys
 from tests.support.processes import start_daemon
+from tests.support.tmux_terminal import Terminal
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 

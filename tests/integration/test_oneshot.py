@@ -3,27 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Fault, Reply, tool_call
+from tests.support.oneshot import PROMPT, harness, script_fix
 from tests.support.processes import daemon_pid, run_harness
-
-PROMPT = "fix the bug in calc.py"
-
-
-def script_fix(model: FakeModelServer, final: str = "Fixed: add now adds.") -> None:
-    model.add(
-        Reply(content="Let me look.", tool_calls=[tool_call("read_file", path="calc.py")]),
-        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
-        Reply(content=final),
-    )
-
-
-def harness(
-    sandbox: Sandbox, *args: str, input: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    return run_harness(list(args), env=sandbox.env, cwd=sandbox.workspace, input=input)
 
 
 def tool_results(model: FakeModelServer) -> list[str]:

@@ -13,8 +13,8 @@ import subprocess
 import sys
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
-from tests.integration.test_oneshot import PROMPT, harness, script_fix
 from tests.support.fake_model_server import FakeModelServer, Reply
+from tests.support.oneshot import PROMPT, harness, script_fix
 
 MARKDOWN = "# Fixed\n\nThe **bug** was `a - b`; [red]not markup[/red].\n\n- one\n- two\n"
 CONTRACT_KEYS = ["reply", "exit_code", "session", "usage", "cost_usd", "files_changed"]

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, run_harness, start_daemon, wait_for_event
+from tests.support.restarts import assert_no_dangling, new_session, restart
 
 
 def db_path(sandbox: Sandbox) -> Path:
@@ -24,29 +21,6 @@ def db_path(sandbox: Sandbox) -> Path:
 
 
 wait_for = wait_for_event
-
-
-def new_session(conn: Connection, cwd: Path) -> str:
-    session = conn.request("session.create", {"cwd": str(cwd)})["session"]
-    conn.request("session.attach", {"session": session})
-    return session
-
-
-def assert_no_dangling(history: list[dict[str, Any]]) -> None:
-    calls = [c["id"] for m in history if m["role"] == "assistant" for c in m.get("tool_calls", [])]
-    results = [m["tool_call_id"] for m in history if m["role"] == "tool"]
-    assert sorted(calls) == sorted(results), history
-
-
-def restart(
-    sandbox: Sandbox, process: subprocess.Popen[bytes], *, hard: bool
-) -> subprocess.Popen[bytes]:
-    if hard:
-        process.kill()
-    else:
-        process.send_signal(signal.SIGTERM)
-    process.wait(timeout=10)
-    return start_daemon(sandbox.socket, sandbox.env)
 
 
 def test_sessions_history_and_usage_survive_a_restart(

@@ -14,12 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration import test_repl
 from tests.integration.conftest import Sandbox
-from tests.integration.test_repl import ReplRun, wait_until
 from tests.support.fake_model_server import FakeModelServer, Reply
-
-repl = test_repl.repl
+from tests.support.repl_run import ReplRun, wait_until
 
 SENTINEL, SENTINEL_SAYS = "/plan", "no plan yet"
 AS_ROOT = os.geteuid() == 0

@@ -9,13 +9,11 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.integration import test_repl
 from tests.integration.conftest import Sandbox
-from tests.integration.test_debug_log import streamed_text
-from tests.integration.test_repl import ReplRun, wait_until
 from tests.support.fake_model_server import FakeModelServer, Reply
+from tests.support.repl_run import ReplRun, wait_until
+from tests.support.sse_text import streamed_text
 
-repl = test_repl.repl
 PATH_LINE = re.compile(r"debug: raw model exchanges go to (\S+\.jsonl)")
 
 

@@ -9,14 +9,10 @@ from collections.abc import Callable
 from prompt_toolkit.history import FileHistory
 
 from coding_harness.protocol import methods
-from tests.integration import test_repl
 from tests.integration.conftest import Sandbox
-from tests.integration.test_repl import ReplRun, user_messages, wait_until
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import client
-
-# The fixtures of test_repl.py, shared.
-repl = test_repl.repl
+from tests.support.repl_run import ReplRun, user_messages, wait_until
 
 CTRL_C, CTRL_D, CTRL_R, TAB, ENTER, ESC_ENTER = "\x03", "\x04", "\x12", "\t", "\r", "\x1b\r"
 
