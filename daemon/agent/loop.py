@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from coding_harness.daemon.agent.breaker import FAILURE_LIMIT, ShellBreaker
 from coding_harness.daemon.agent.budget import SessionTokens, TokenBudget
@@ -69,10 +69,18 @@ class LoopSettings:
     shell_failure_limit: int = FAILURE_LIMIT
 
 
+# Why a loop stopped before the model gave its answer (None: it gave it).
+StopReason = Literal["repetition", "no_progress", "budget", "spend_limit", "iteration_cap"]
+# The stops that mean the model did not get the task done.
+FAILED_STOPS: frozenset[StopReason] = frozenset(
+    {"repetition", "no_progress", "budget", "spend_limit"}
+)
+
+
 @dataclass(kw_only=True, slots=True)
 class LoopResult:
     reply: str
-    stopped: str | None = None  # repetition, budget, no_progress, iteration_cap
+    stopped: StopReason | None = None
 
 
 class ContextKeeper(Protocol):

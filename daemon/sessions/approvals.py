@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, cast
 
@@ -26,12 +27,13 @@ class ApprovalHost(Protocol):
     """What the approvals of a session need of it (a `Session` is one)."""
 
     id: str
-    state: str
     store: Store | None
 
     def emit(self, kind: str, data: JSONObject) -> Event: ...
 
     def flush_events(self) -> None: ...
+
+    def waiting(self) -> AbstractContextManager[None]: ...
 
 
 @dataclass(kw_only=True, slots=True)
@@ -71,18 +73,15 @@ class PendingApprovals:
             self._session.store.approval_requested(
                 self._session.id, request_id, request.kind, request.path
             )
-        previous_state = self._session.state
-        self._session.state = "waiting"
-        try:
-            if self.timeout is None:
-                return await future
-            return await asyncio.wait_for(asyncio.shield(future), self.timeout)
-        except TimeoutError:
-            return self._expire(request_id)
-        finally:
-            self._pending.pop(request_id, None)
-            if self._session.state == "waiting":
-                self._session.state = previous_state
+        with self._session.waiting():
+            try:
+                if self.timeout is None:
+                    return await future
+                return await asyncio.wait_for(asyncio.shield(future), self.timeout)
+            except TimeoutError:
+                return self._expire(request_id)
+            finally:
+                self._pending.pop(request_id, None)
 
     def _expire(self, request_id: str) -> ApprovalDecision:
         """No answer in time: a refusal the model is told about, never an approval."""

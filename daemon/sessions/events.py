@@ -2,14 +2,16 @@
 
 Every event a session publishes is an `Event` with the next sequence number;
 `notification` is the JSON-RPC `event` notification that carries it to a client.
-`PendingEvent` is an event waiting to be written to the store.
+`PendingEvent` is an event waiting to be written to the store. `turn_finished`
+is the one place the `turn.finished` payload is built, however a turn ends.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from coding_harness.daemon.agent.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject, Usage
 from coding_harness.protocol import methods
 
 PendingEvent = tuple[int, str, JSONObject, float]
@@ -34,3 +36,27 @@ class Event:
                 "at": self.at,
             },
         }
+
+
+def turn_finished(
+    turn: str,
+    exit_code: int,
+    reply: str,
+    *,
+    usage: Usage | None = None,
+    cost_usd: float | None = None,
+    files_changed: Iterable[str] = (),
+    interrupted: bool = False,
+) -> JSONObject:
+    """The data of a `turn.finished` event (`interrupted`: ended by a daemon restart)."""
+    data: JSONObject = {
+        "turn": turn,
+        "exit_code": exit_code,
+        "reply": reply,
+        "usage": (usage or Usage()).to_wire(),
+        "cost_usd": cost_usd,
+        "files_changed": list(files_changed),
+    }
+    if interrupted:
+        data["interrupted"] = True
+    return data

@@ -12,13 +12,14 @@ several events, other events have their longest strings cut (`data.cut`).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from coding_harness.daemon.agent.seams import JSONObject, Usage
 from coding_harness.daemon.server.connection import Connection
@@ -39,6 +40,9 @@ from coding_harness.protocol.methods import EventKind
 if TYPE_CHECKING:
     from coding_harness.daemon.agent.fingerprint import Fingerprinter
     from coding_harness.daemon.store.db import Store
+
+# What `session.list` and `daemon.status` report a session is doing.
+SessionState = Literal["idle", "running", "waiting"]
 
 # Deltas are many and small; memory keeps this many events per session.
 EVENT_LOG_LIMIT = 50_000
@@ -72,7 +76,7 @@ class Session:
     history: list[JSONObject] = field(default_factory=list)
     created_at: float = field(default_factory=time.time)
     last_activity: float = field(default_factory=time.time)
-    state: str = "idle"
+    state: SessionState = "idle"  # written only by `running` and `waiting` below
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = 0.0
     subscribers: dict[str, Connection] = field(default_factory=dict)
@@ -88,6 +92,26 @@ class Session:
     def __post_init__(self) -> None:
         self.approvals = PendingApprovals(self)
         self._seq = itertools.count(self.first_seq)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """The session runs a turn (or a compaction) for the length of the block."""
+        self.state = "running"
+        try:
+            yield
+        finally:
+            self.state = "idle"
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """The session waits for an approval for the length of the block, then is back
+        to what it was (unless a turn's end made it idle meanwhile)."""
+        before, self.state = self.state, "waiting"
+        try:
+            yield
+        finally:
+            if self.state == "waiting":
+                self.state = before
 
     def emit(self, kind: str, data: JSONObject) -> Event:
         """Number, keep and send an event; a delta too long for one event becomes several."""

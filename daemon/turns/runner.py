@@ -26,27 +26,27 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from coding_harness.daemon.agent.loop import LoopResult
-from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
-from coding_harness.daemon.config.loader import Config, ConfigCache, ConfigError, ProviderProfile
+from coding_harness.daemon.agent.loop import FAILED_STOPS, LoopResult
+from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor
+from coding_harness.daemon.config.loader import ConfigCache, ConfigError, ProviderProfile
 from coding_harness.daemon.context.plan_book import PlanBook
 from coding_harness.daemon.context.turn_notes import NotesJob, NoteTakers, wants_notes
 from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.security.secrets import collect_secrets
+from coding_harness.daemon.sessions.events import turn_finished
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
 from coding_harness.daemon.turns.assemble import TurnRequest
 from coding_harness.daemon.turns.interrupted import recover_writes
 from coding_harness.daemon.turns.options import turn_kind
-from coding_harness.daemon.turns.turn import TurnDeps, TurnState, compact_session, drive_turn
-from coding_harness.daemon.usage.cost import cost_usd
+from coding_harness.daemon.turns.turn import Turn, TurnDeps, TurnState, compact_session, drive_turn
+from coding_harness.protocol import exit_codes
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_MODEL_ERROR, EXIT_CANCELLED = 0, 1, 130
 CANCEL_NOTE = "interrupted: the user cancelled the turn before this call finished"
 ERROR_NOTE = "not run: the turn ended with an error before this call finished"
 
@@ -180,80 +180,85 @@ class TurnRunner:
 
     async def _compact(self, session: Session, request: TurnRequest) -> None:
         assert request.compaction is not None
-        session.state = "running"
-        try:
-            config = self._configs.get(session.cwd)
-            result = await compact_session(
-                self._deps, session, self._profile(session), config, request.id
-            )
-            request.compaction.set_result(result)
-        except asyncio.CancelledError:
-            request.compaction.cancel()
-            raise
-        except (ModelError, ConfigError) as exc:
-            request.compaction.set_exception(exc)
-        except Exception as exc:  # a bug: the caller hears of it, the worker logs it
-            request.compaction.set_exception(exc)
-            raise
-        finally:
-            session.state = "idle"
+        with session.running():
+            try:
+                config = self._configs.get(session.cwd)
+                result = await compact_session(
+                    self._deps, session, self._profile(session), config, request.id
+                )
+                request.compaction.set_result(result)
+            except asyncio.CancelledError:
+                request.compaction.cancel()
+                raise
+            except (ModelError, ConfigError) as exc:
+                request.compaction.set_exception(exc)
+            except Exception as exc:  # a bug: the caller hears of it, the worker logs it
+                request.compaction.set_exception(exc)
+                raise
 
     async def _run(self, session: Session, request: TurnRequest) -> None:
         self._lanes[session.id].begun = True
         if request.compaction is not None:
             await self._compact(session, request)
             return
-        session.state = "running"
-        session.emit(EventKind.TURN_STARTED, {"turn": request.id, "text": request.text})
-        working: list[JSONObject] = [
-            {"role": "system", "content": ""},  # written once the turn's facts are known
-            *session.history,
-            {"role": "user", "content": request.text},
-        ]
-        first = len(working) - 1  # this turn's first message
-        recorder = StepRecorder(session, working, request.id)
-        outcome = TurnOutcome()
-        turn = TurnState(working=working, recorder=recorder, outcome=outcome, usage=Usage())
-        reply, exit_code = "", EXIT_MODEL_ERROR
-        profile: ProviderProfile | None = None
-        config: Config | None = None
+        state = TurnState.start(session, request)
+        turn: Turn | None = None
         try:
-            if session.store is not None:
-                session.store.turn_started(session.id, request.id, request.text)
-            recorder.save()
-            profile = self._profile(session)
-            config = self._configs.get(session.cwd)
-            result = await drive_turn(self._deps, session, request, profile, config, turn)
-            reply, exit_code = result.reply, _exit_code(result, outcome)
-        except asyncio.CancelledError:
-            _repair(session, working, request.id, CANCEL_NOTE, outcome)
-            reply, exit_code = "(cancelled)", EXIT_CANCELLED
-        except (ModelError, ConfigError) as exc:
-            _repair(session, working, request.id, ERROR_NOTE, outcome)
-            reply = _without_secrets(session, profile, str(exc))
-            session.emit(EventKind.ERROR, {"message": reply, "kind": type(exc).__name__})
-        except Exception as exc:  # the daemon's own failure: the turn still ends, and says why
-            log.exception("turn %s failed", request.id)
-            _repair(session, working, request.id, ERROR_NOTE, outcome)
-            reply = _without_secrets(session, profile, failure_text(exc))
-            session.emit(EventKind.ERROR, {"message": reply, "kind": "internal"})
-        finally:
-            session.history = working[1:]
-            session.state = "idle"
-            _finish(session, request.id, exit_code, reply, turn, profile)
-            _save_finish(session, recorder, request.id, exit_code)
-        if profile and config and wants_notes(session, config, turn.route, exit_code, profile):
-            messages = [dict(m) for m in (working[first:] or working[1:])]
+            with session.running():
+                session.emit(EventKind.TURN_STARTED, {"turn": request.id, "text": request.text})
+                turn = await self._drive(session, request, state)
+        finally:  # idle first: whoever hears `turn.finished` may start the next turn
+            session.emit(EventKind.TURN_FINISHED, state.finished_event(request.id))
+            _save_finish(session, state.recorder, request.id, state.exit_code)
+        if turn is not None and wants_notes(
+            session, turn.config, state.route, state.exit_code, turn.profile
+        ):
             self.note_takers.start(
                 NotesJob(
                     session=session,
-                    profile=profile,
-                    config=config,
+                    profile=turn.profile,
+                    config=turn.config,
                     turn=request.id,
-                    messages=messages,
-                    turn_usage=dataclasses.replace(turn.usage),
+                    messages=state.turn_messages(),
+                    turn_usage=dataclasses.replace(state.usage),
                 )
             )
+
+    async def _drive(self, session: Session, request: TurnRequest, state: TurnState) -> Turn | None:
+        """Run the turn to its reply or its failure, leaving a history whose every tool
+        call is answered; the turn, once its profile and config were resolved."""
+        turn: Turn | None = None
+        try:
+            if session.store is not None:
+                session.store.turn_started(session.id, request.id, request.text)
+            state.recorder.save()
+            state.profile = self._profile(session)
+            config = self._configs.get(session.cwd)
+            turn = Turn(
+                session=session,
+                request=request,
+                profile=state.profile,
+                config=config,
+                state=state,
+            )
+            result = await drive_turn(self._deps, turn)
+            state.finish(result.reply, _exit_code(result, state.outcome))
+        except asyncio.CancelledError:
+            _repair(session, state, request.id, CANCEL_NOTE)
+            state.finish("(cancelled)", exit_codes.INTERRUPTED)
+        except (ModelError, ConfigError) as exc:
+            _repair(session, state, request.id, ERROR_NOTE)
+            state.finish(_without_secrets(session, state, str(exc)), exit_codes.MODEL_ERROR)
+            session.emit(EventKind.ERROR, {"message": state.reply, "kind": type(exc).__name__})
+        except Exception as exc:  # the daemon's own failure: the turn still ends, and says why
+            log.exception("turn %s failed", request.id)
+            _repair(session, state, request.id, ERROR_NOTE)
+            reply = _without_secrets(session, state, failure_text(exc))
+            state.finish(reply, exit_codes.MODEL_ERROR)
+            session.emit(EventKind.ERROR, {"message": reply, "kind": "internal"})
+        finally:
+            session.history = state.working[1:]
+        return turn
 
     def _profile(self, session: Session) -> ProviderProfile:
         config = self._configs.get(session.cwd)
@@ -261,44 +266,20 @@ class TurnRunner:
         return dataclasses.replace(profile, model=session.model) if session.model else profile
 
 
-# Stops that mean the model did not get the task done (exit 1), unless an
-# edit's own outcome (a failed check, a rejection) says more.
-_FAILED_STOPS = frozenset({"repetition", "no_progress", "budget", "spend_limit"})
-
-
-def _finish(
-    session: Session,
-    turn_id: str,
-    exit_code: int,
-    reply: str,
-    turn: TurnState,
-    profile: ProviderProfile | None,
-) -> None:
-    """Tell everyone the turn is over: `turn.finished` with its reply, usage and changes."""
-    session.emit(
-        EventKind.TURN_FINISHED,
-        {
-            "turn": turn_id,
-            "exit_code": exit_code,
-            "reply": reply,
-            "usage": turn.usage.to_wire(),
-            "cost_usd": cost_usd(turn.usage, profile) if profile else None,
-            "files_changed": list(turn.outcome.files_changed),
-        },
-    )
-
-
-def _without_secrets(session: Session, profile: ProviderProfile | None, text: str) -> str:
+def _without_secrets(session: Session, state: TurnState, text: str) -> str:
     """An error's text with the session's secrets redacted: a provider's error body may
     echo the key it was sent, and this text goes to every client and the store."""
-    names = [profile.api_key_env] if profile is not None and profile.api_key_env else []
+    key_env = state.profile.api_key_env if state.profile is not None else None
+    names = [key_env] if key_env else []
     return collect_secrets(names, session.key_env, os.environ).redact(text)
 
 
 def _exit_code(result: LoopResult, outcome: TurnOutcome) -> int:
+    """The edits' own outcome (a failed check, a rejection) first; then a loop that
+    stopped short of the task is a failure (exit 1)."""
     code = outcome.exit_code()
-    if code == 0 and result.stopped in _FAILED_STOPS:
-        return EXIT_MODEL_ERROR
+    if code == 0 and result.stopped in FAILED_STOPS:
+        return exit_codes.MODEL_ERROR
     return code
 
 
@@ -314,13 +295,11 @@ def failure_text(exc: BaseException) -> str:
     )
 
 
-def _repair(
-    session: Session, working: list[JSONObject], turn: str, note: str, outcome: TurnOutcome
-) -> None:
+def _repair(session: Session, state: TurnState, turn: str, note: str) -> None:
     """Answer the calls the turn left open, saying what their writes left on disk."""
     events = ((event.kind, event.data) for event in session.events)
-    for path in recover_writes(working, events, turn, session.cwd, note):
-        outcome.record_change(path)
+    for path in recover_writes(state.working, events, turn, session.cwd, note):
+        state.outcome.record_change(path)
 
 
 def _save_finish(session: Session, recorder: StepRecorder, turn: str, exit_code: int) -> None:
@@ -328,7 +307,7 @@ def _save_finish(session: Session, recorder: StepRecorder, turn: str, exit_code:
     try:
         recorder.save(force=True)
         if session.store is not None:
-            state = "interrupted" if exit_code == EXIT_CANCELLED else "finished"
+            state = "interrupted" if exit_code == exit_codes.INTERRUPTED else "finished"
             session.store.turn_finished(session.id, turn, exit_code, state)
     except Exception:
         log.exception("turn %s: its end could not be stored", turn)
@@ -339,14 +318,4 @@ def _refuse_queued(session: Session, request: TurnRequest, reply: str) -> None:
     if request.compaction is not None:
         request.compaction.cancel()
         return
-    session.emit(
-        EventKind.TURN_FINISHED,
-        {
-            "turn": request.id,
-            "exit_code": EXIT_CANCELLED,
-            "reply": reply,
-            "usage": Usage().to_wire(),
-            "cost_usd": None,
-            "files_changed": [],
-        },
-    )
+    session.emit(EventKind.TURN_FINISHED, turn_finished(request.id, exit_codes.INTERRUPTED, reply))

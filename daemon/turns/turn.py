@@ -24,6 +24,7 @@ from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plan_book import PlanBook, PlanKeeper
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.security.secrets import Secrets
+from coding_harness.daemon.sessions.events import turn_finished
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS
@@ -48,6 +49,8 @@ from coding_harness.daemon.turns.routing import (
     request_text,
     with_search,
 )
+from coding_harness.daemon.usage.cost import cost_usd
+from coding_harness.protocol import exit_codes
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)
@@ -72,13 +75,59 @@ class TurnDeps:
 
 @dataclass(kw_only=True, slots=True)
 class TurnState:
-    """One turn's working list and tallies, owned by the runner."""
+    """One turn's working list and tallies, from its start to `turn.finished`."""
 
     working: list[JSONObject]  # [system prompt, *history, *this turn]
+    first: int  # index in `working` of this turn's first message
     recorder: StepRecorder
-    outcome: TurnOutcome
-    usage: Usage
+    outcome: TurnOutcome = field(default_factory=TurnOutcome)
+    usage: Usage = field(default_factory=Usage)
     route: str = ""  # the route the turn took, once decided
+    reply: str = ""
+    exit_code: int = exit_codes.MODEL_ERROR  # until the turn says otherwise
+    profile: ProviderProfile | None = None  # once resolved: it prices the turn
+
+    @classmethod
+    def start(cls, session: Session, request: TurnRequest) -> TurnState:
+        """The working list for `request`: a system prompt written once the turn's
+        facts are known, the session's history, and the request."""
+        working: list[JSONObject] = [
+            {"role": "system", "content": ""},
+            *session.history,
+            {"role": "user", "content": request.text},
+        ]
+        recorder = StepRecorder(session, working, request.id)
+        return cls(working=working, first=len(working) - 1, recorder=recorder)
+
+    def finish(self, reply: str, exit_code: int) -> None:
+        self.reply, self.exit_code = reply, exit_code
+
+    def turn_messages(self) -> list[JSONObject]:
+        """Copies of this turn's messages (all of them, after a compaction rebased it)."""
+        return [dict(m) for m in (self.working[self.first :] or self.working[1:])]
+
+    def finished_event(self, turn: str) -> JSONObject:
+        cost = cost_usd(self.usage, self.profile) if self.profile is not None else None
+        return turn_finished(
+            turn,
+            self.exit_code,
+            self.reply,
+            usage=self.usage,
+            cost_usd=cost,
+            files_changed=self.outcome.files_changed,
+        )
+
+
+@dataclass(kw_only=True, slots=True)
+class Turn:
+    """One turn and what it runs with: the session, the request, the profile and
+    config resolved when it started, and its state."""
+
+    session: Session
+    request: TurnRequest
+    profile: ProviderProfile
+    config: Config
+    state: TurnState
 
 
 @dataclass(kw_only=True, slots=True)
@@ -90,23 +139,17 @@ class _Parts:
     secrets: Secrets
 
 
-async def drive_turn(
-    deps: TurnDeps,
-    session: Session,
-    request: TurnRequest,
-    profile: ProviderProfile,
-    config: Config,
-    turn: TurnState,
-) -> LoopResult:
-    parts = _assemble(deps, session, request, profile, config, turn)
-    working, events = turn.working, turn.recorder
+async def drive_turn(deps: TurnDeps, turn: Turn) -> LoopResult:
+    session, request, config, state = turn.session, turn.request, turn.config, turn.state
+    parts = _assemble(deps, turn)
+    working, events = state.working, state.recorder
     plan = parts.plans.current()
     prompt = await asyncio.to_thread(turn_system_prompt, session.cwd, config, plan)
     working[0]["content"] = with_notes(prompt, project_notes(deps, session))
     decision = await decide_route(
         request.text, request.kind, config.agent.classify, parts.ask, events
     )
-    turn.route = decision.route
+    state.route = decision.route
     text = request_text(request.text, request.kind, home=home_dir(), cwd=session.cwd)
     search = parts.search
     leak = parts.secrets.leak_in(text) if search is not None else None
@@ -140,18 +183,13 @@ def project_notes(deps: TurnDeps, session: Session) -> list[str]:
     return lines
 
 
-def _assemble(
-    deps: TurnDeps,
-    session: Session,
-    request: TurnRequest,
-    profile: ProviderProfile,
-    config: Config,
-    turn: TurnState,
-) -> _Parts:
+def _assemble(deps: TurnDeps, turn: Turn) -> _Parts:
     """The turn's plan keeper, tools, model, compactor and loop, wired together."""
-    working, recorder = turn.working, turn.recorder
+    session, request, profile, config = turn.session, turn.request, turn.profile, turn.config
+    state = turn.state
+    working, recorder = state.working, state.recorder
     keeper = PlanKeeper(deps.plans, session, recorder, lambda: working[1:])
-    context = tool_context(session, request, config, turn.outcome, plans=keeper, events=recorder)
+    context = tool_context(session, request, config, state.outcome, plans=keeper, events=recorder)
     tools = deps.build_tools(context)
     if request.kind.mode == SUMMARY_MODE:
         tools = OnlyTools(tools, READ_ONLY_TOOLS)
@@ -159,7 +197,7 @@ def _assemble(
     spending = spending_for(session, request, profile, config)
     if spending.notice:
         recorder.emit(EventKind.NOTICE, {"message": spending.notice})
-    on_usage = usage_counter(session, profile, recorder, turn.usage, spending)
+    on_usage = usage_counter(session, profile, recorder, state.usage, spending)
     compactor = build_compactor(
         profile=profile,
         config=config,
@@ -169,7 +207,7 @@ def _assemble(
         plans=keeper,
         tools=tools,
         on_replaced=_replaced(session, recorder),
-        extra_files=lambda: list(turn.outcome.files_changed),
+        extra_files=lambda: list(state.outcome.files_changed),
     )
     loop = build_loop(
         session=session,
