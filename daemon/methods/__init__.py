@@ -16,6 +16,7 @@ from functools import partial
 
 from coding_harness.daemon.methods import (
     approval_methods,
+    configure_methods,
     context_methods,
     daemon_methods,
     discovery_methods,
@@ -29,6 +30,7 @@ from coding_harness.daemon.server.rpc import Handler, MethodTable
 AREAS: tuple[dict[str, Handler], ...] = (
     daemon_methods.HANDLERS,
     session_methods.HANDLERS,
+    configure_methods.HANDLERS,
     approval_methods.HANDLERS,
     provider_methods.HANDLERS,
     discovery_methods.HANDLERS,

@@ -1,5 +1,5 @@
 """The `session.*` methods: create, list, attach, detach, submit, cancel, history,
-reset, close and configure.
+reset and close (`session.configure` is `configure_methods.py`'s).
 
 `session.attach` with `since_seq` replays in pages (`replay.py`); `session.history`
 answers in pages (`history_pages.py`). Each handler takes the `MethodParts` first.
@@ -7,11 +7,9 @@ answers in pages (`history_pages.py`). Each handler takes the `MethodParts` firs
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from coding_harness.daemon.agent.history import check_messages
-from coding_harness.daemon.config.settings import SEARCH_ENGINES
 from coding_harness.daemon.methods.first_run import first_run_note, refresh
 from coding_harness.daemon.methods.lookup import profile_of, session_of
 from coding_harness.daemon.methods.params import (
@@ -34,8 +32,6 @@ from coding_harness.daemon.tools.edit.seen import forget_session
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
-
-_COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 
 # `session.attach {session: "*"}`: every session, and every later one.
 ALL_SESSIONS = "*"
@@ -83,14 +79,7 @@ async def session_create(
         config, found = await refresh(parts.configs, session.cwd, session.key_env)
         first_run = first_run_note(config, found) if session.provider is None else {}
     profile = profile_of(config, session.provider)
-    parts.store().create_session(
-        id=session.id,
-        cwd=str(session.cwd),
-        provider=session.provider,
-        model=session.model,
-        created_at=session.created_at,
-    )
-    parts.sessions.add(session)
+    _keep(parts, session)
     problems = parts.configs.unreported(config)
     if first_run.get("discovered"):
         session.emit(EventKind.NOTICE, {"message": first_run["notice"]})
@@ -106,6 +95,18 @@ async def session_create(
         "config_problems": problems,
         **first_run,
     }
+
+
+def _keep(parts: MethodParts, session: Session) -> None:
+    """A new session joins the store and the table."""
+    parts.store().create_session(
+        id=session.id,
+        cwd=str(session.cwd),
+        provider=session.provider,
+        model=session.model,
+        created_at=session.created_at,
+    )
+    parts.sessions.add(session)
 
 
 async def session_list(parts: MethodParts, conn: Connection) -> dict[str, Any]:
@@ -216,84 +217,6 @@ async def session_close(parts: MethodParts, conn: Connection, session: Any) -> d
     return {"closed": True}
 
 
-async def session_configure(
-    parts: MethodParts,
-    conn: Connection,
-    session: Any,
-    allow_command: Any = None,
-    search: Any = None,
-    token_budget: Any = None,
-    debug: Any = None,
-) -> dict[str, Any]:
-    refuse_tool_children(conn)
-    target = session_of(parts, session)
-    _debug(target, debug)
-    if search == "toggle":  # bare /search: the opposite of what is in force now
-        current = target.options.search_enabled
-        if current is None:
-            current = parts.configs.get(target.cwd).search.enabled
-        search = not current
-    changes = [
-        change
-        for change in (
-            _allow(target, allow_command),
-            _search(target, search),
-            _budget(target, token_budget),
-        )
-        if change
-    ]
-    for change in changes:
-        target.emit(EventKind.NOTICE, {"message": f"{change} (by {conn.label})"})
-    path = DEBUG_SWITCHES.path(target.id)
-    return {"options": target.options.to_wire(), "debug_log": str(path) if path else None}
-
-
-def _debug(target: Session, value: Any) -> None:
-    """`/debug on|off`, `--debug`: the session's raw model exchanges go to its debug log.
-    No notice: the client that asked prints the path."""
-    if value is None:
-        return
-    if not isinstance(value, bool):
-        raise errors.InvalidParams("debug must be true or false")
-    DEBUG_SWITCHES.set(target.id, value)
-
-
-def _allow(target: Session, name: Any) -> str | None:
-    if name is None:
-        return None
-    if not isinstance(name, str) or not _COMMAND_NAME.fullmatch(name):
-        raise errors.InvalidParams("allow_command must be a program name, without a path")
-    target.options.extra_commands.add(name)
-    return f"run_shell may now run {name!r} in this session"
-
-
-def _search(target: Session, value: Any) -> str | None:
-    if value is None:
-        return None
-    if value in (True, False):
-        target.options.search_enabled = bool(value)
-        return f"web search {'on' if value else 'off'}"
-    engine = "duckduckgo" if value == "ddg" else value
-    if engine not in SEARCH_ENGINES:
-        raise errors.InvalidParams(
-            f"search must be true, false or one of {', '.join(SEARCH_ENGINES)}"
-        )
-    target.options.search_enabled, target.options.search_engine = True, str(engine)
-    return f"web search on, with {engine}"
-
-
-def _budget(target: Session, value: Any) -> str | None:
-    if value is None:
-        return None
-    if value == 0:
-        target.options.token_budget = None
-        return "session token budget removed"
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise errors.InvalidParams("token_budget must be a whole number of tokens (0 removes it)")
-    target.options.token_budget = value
-    return f"session token budget set to {value:,} tokens"
-
-
 HANDLERS: dict[str, Handler] = {
     m.SESSION_CREATE: session_create,
     m.SESSION_LIST: session_list,
@@ -304,5 +227,4 @@ HANDLERS: dict[str, Handler] = {
     m.SESSION_HISTORY: session_history,
     m.SESSION_RESET: session_reset,
     m.SESSION_CLOSE: session_close,
-    m.SESSION_CONFIGURE: session_configure,
 }

@@ -1,0 +1,105 @@
+"""`session.configure`: `/allow-cmd`, `/search`, `/budget` and `/debug`, for every client.
+
+Each change but `/debug` is told to every attached client as a notice naming
+who made it; `/debug`'s path is the answer, printed by the client that asked.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from coding_harness.daemon.config.settings import SEARCH_ENGINES
+from coding_harness.daemon.methods.lookup import session_of
+from coding_harness.daemon.methods.params import refuse_tool_children
+from coding_harness.daemon.methods.parts import MethodParts
+from coding_harness.daemon.server.connection import Connection
+from coding_harness.daemon.server.rpc import Handler
+from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
+from coding_harness.daemon.sessions.session import Session
+from coding_harness.protocol import errors
+from coding_harness.protocol import methods as m
+from coding_harness.protocol.methods import EventKind
+
+_COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+
+
+async def session_configure(
+    parts: MethodParts,
+    conn: Connection,
+    session: Any,
+    allow_command: Any = None,
+    search: Any = None,
+    token_budget: Any = None,
+    debug: Any = None,
+) -> dict[str, Any]:
+    refuse_tool_children(conn)
+    target = session_of(parts, session)
+    _debug(target, debug)
+    if search == "toggle":  # bare /search: the opposite of what is in force now
+        current = target.options.search_enabled
+        if current is None:
+            current = parts.configs.get(target.cwd).search.enabled
+        search = not current
+    changes = [
+        change
+        for change in (
+            _allow(target, allow_command),
+            _search(target, search),
+            _budget(target, token_budget),
+        )
+        if change
+    ]
+    for change in changes:
+        target.emit(EventKind.NOTICE, {"message": f"{change} (by {conn.label})"})
+    path = DEBUG_SWITCHES.path(target.id)
+    return {"options": target.options.to_wire(), "debug_log": str(path) if path else None}
+
+
+def _debug(target: Session, value: Any) -> None:
+    """`/debug on|off`, `--debug`: the session's raw model exchanges go to its debug log.
+    No notice: the client that asked prints the path."""
+    if value is None:
+        return
+    if not isinstance(value, bool):
+        raise errors.InvalidParams("debug must be true or false")
+    DEBUG_SWITCHES.set(target.id, value)
+
+
+def _allow(target: Session, name: Any) -> str | None:
+    if name is None:
+        return None
+    if not isinstance(name, str) or not _COMMAND_NAME.fullmatch(name):
+        raise errors.InvalidParams("allow_command must be a program name, without a path")
+    target.options.extra_commands.add(name)
+    return f"run_shell may now run {name!r} in this session"
+
+
+def _search(target: Session, value: Any) -> str | None:
+    if value is None:
+        return None
+    if value in (True, False):
+        target.options.search_enabled = bool(value)
+        return f"web search {'on' if value else 'off'}"
+    engine = "duckduckgo" if value == "ddg" else value
+    if engine not in SEARCH_ENGINES:
+        raise errors.InvalidParams(
+            f"search must be true, false or one of {', '.join(SEARCH_ENGINES)}"
+        )
+    target.options.search_enabled, target.options.search_engine = True, str(engine)
+    return f"web search on, with {engine}"
+
+
+def _budget(target: Session, value: Any) -> str | None:
+    if value is None:
+        return None
+    if value == 0:
+        target.options.token_budget = None
+        return "session token budget removed"
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise errors.InvalidParams("token_budget must be a whole number of tokens (0 removes it)")
+    target.options.token_budget = value
+    return f"session token budget set to {value:,} tokens"
+
+
+HANDLERS: dict[str, Handler] = {m.SESSION_CONFIGURE: session_configure}

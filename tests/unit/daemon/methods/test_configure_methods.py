@@ -1,0 +1,49 @@
+"""session.configure called directly over real parts."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from coding_harness.daemon.methods import configure_methods as cm
+from coding_harness.daemon.methods import session_methods as s
+from coding_harness.protocol import errors
+from tests.unit.daemon.methods.conftest import Rig, connected
+
+
+def test_configure_changes_options_and_tells_every_client_who(rig: Rig) -> None:
+    async def main() -> None:
+        async with connected() as conn:
+            created = await s.session_create(rig.parts, conn, cwd=str(rig.workspace))
+            session = created["session"]
+            answer = await cm.session_configure(
+                rig.parts, conn, session=session, allow_command="cargo", token_budget=5000
+            )
+            options = answer["options"]
+            assert "cargo" in options["allowed_commands"] and options["token_budget"] == 5000
+            target = rig.parts.sessions.get(session)
+            assert target is not None
+            notices = [e.data["message"] for e in target.events if e.kind == "notice"]
+            assert any("'cargo'" in n and conn.label in n for n in notices)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"allow_command": "/bin/rm"}, "without a path"),
+        ({"search": "altavista"}, "search must be true, false or one of"),
+        ({"token_budget": -1}, "token_budget must be a whole number"),
+        ({"debug": "yes"}, "debug must be true or false"),
+    ],
+)
+def test_configure_refuses_bad_values(rig: Rig, params: dict[str, object], message: str) -> None:
+    async def main() -> None:
+        async with connected() as conn:
+            created = await s.session_create(rig.parts, conn, cwd=str(rig.workspace))
+            with pytest.raises(errors.InvalidParams, match=message):
+                await cm.session_configure(rig.parts, conn, session=created["session"], **params)
+
+    asyncio.run(main())
