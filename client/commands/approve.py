@@ -16,6 +16,7 @@ from coding_harness.client.session import approval_prompt
 from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.protocol import errors, exit_codes, methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol.events import parse_event
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
 
@@ -58,17 +59,15 @@ class Approver:
 
     def run(self) -> int:
         while True:
-            note = self.conn.next_notification(timeout=None)
-            if note is None:
+            event = parse_event(self.conn.next_notification(timeout=None))
+            if event is None:
                 continue
-            params = note.get("params") or {}
-            kind, data = params.get("kind"), params.get("data") or {}
-            if kind == EventKind.APPROVAL_RESOLVED:
-                self._answered.add(str(data.get("request")))
+            if event.kind == EventKind.APPROVAL_RESOLVED:
+                self._answered.add(event.text("request"))
                 continue
-            request = data.get("request")
-            fresh = kind == EventKind.APPROVAL_REQUESTED and request not in self._answered
-            if fresh and self._ask(str(params.get("session")), data) is None:
+            request = event.text("request")
+            fresh = event.kind == EventKind.APPROVAL_REQUESTED and request not in self._answered
+            if fresh and self._ask(event.session, event.data) is None:
                 return exit_codes.OK
 
     def _ask(self, session: str, data: dict[str, Any]) -> bool | None:
@@ -111,9 +110,9 @@ class Approver:
             self._check_withdrawn(self.conn.next_notification(timeout=0.05))
 
     def _check_withdrawn(self, note: dict[str, Any] | None) -> None:
-        params = (note or {}).get("params") or {}
-        data = params.get("data") or {}
-        if params.get("kind") == EventKind.APPROVAL_RESOLVED:
-            self._answered.add(str(data.get("request")))
-            if data.get("request") == self._asking:
+        event = parse_event(note)
+        if event is not None and event.kind == EventKind.APPROVAL_RESOLVED:
+            self._answered.add(event.text("request"))
+            if event.text("request") == self._asking:
+                data = event.data
                 raise Withdrawn(f"answered by {data.get('client')}: {data.get('decision')}")

@@ -23,10 +23,10 @@ from coding_harness.protocol.config_files import (
     parse_json,
     project_config,
 )
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
 
 USAGE = "usage: harness completions bash|zsh|fish"
 VALUE_KINDS = ("provider", "model", "session")
-BUILT_IN_PROVIDER = "local"
 
 
 def flags() -> list[Flag]:
@@ -52,7 +52,7 @@ def values(kind: str) -> list[str]:
     if answer is not None:
         return answer
     if kind == "provider":
-        return sorted({BUILT_IN_PROVIDER, *_configured()})
+        return sorted({BUILTIN_PROVIDER, *_configured()})
     if kind == "model":
         return sorted({model for model in _configured().values() if model})
     return []

@@ -25,6 +25,7 @@ from coding_harness.protocol.config_files import (
     parse_json,
     project_config,
 )
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
 
 TOP_KEYS = frozenset(
     {"providers", "default_provider", "agent", "search", "retry", "quiet", "plain", "debug"}
@@ -184,7 +185,7 @@ def usable_profiles(merged: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         and isinstance(profile.get("endpoint"), str)
         and str(profile["endpoint"]).startswith(("http://", "https://"))
     }
-    return profiles or {"local": {**LOCAL_PROFILE, "builtin": True}}
+    return profiles or {BUILTIN_PROVIDER: {**LOCAL_PROFILE, "builtin": True}}
 
 
 def default_provider(merged: Mapping[str, Any], profiles: Mapping[str, Any]) -> str:

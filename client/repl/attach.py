@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.client.args import OneShotOptions
-from coding_harness.client.render.style import Style
 from coding_harness.protocol import exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
@@ -44,21 +43,3 @@ def latest_session_here() -> str | None:
     if not mine:
         return None
     return str(max(mine, key=lambda s: float(s["last_activity"]))["session"])
-
-
-def print_history(messages: list[dict[str, Any]], style: Style, limit: int = 20) -> None:
-    """The last exchanges of a session: what was asked, what was answered, tools dimmed."""
-    shown = messages[-limit:]
-    if len(messages) > limit:
-        style.line(f"({len(messages) - limit} earlier messages not shown)", "dim")
-    for message in shown:
-        role, content = message.get("role"), message.get("content") or ""
-        if role == "user":
-            style.line(f"> {content}", "bold")
-        elif role == "assistant" and content:
-            style.line(str(content))
-        for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
-            style.line(
-                f"* {function.get('name', '?')} {str(function.get('arguments', ''))[:80]}", "dim"
-            )

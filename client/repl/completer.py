@@ -20,8 +20,9 @@ from prompt_toolkit.document import Document
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol.vocabulary import SEARCH_ENGINES, SEARCH_OFF
 
-SEARCH_ENGINES = ("brave", "exa", "duckduckgo", "off")
+SEARCH_CHOICES = (*SEARCH_ENGINES, SEARCH_OFF)
 MEMORY_VERBS = ("add", "clear", "edit", "rm")
 PATH_COMMANDS = ("/save", "/load")
 REFRESH_SECONDS = 5.0
@@ -107,7 +108,7 @@ class SlashCompleter(Completer):
 
     def _arguments(self, command: str) -> list[str]:
         if command == "/search":
-            return list(SEARCH_ENGINES)
+            return list(SEARCH_CHOICES)
         if command == "/memory":
             return list(MEMORY_VERBS)
         if self.values is None:

@@ -14,8 +14,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from coding_harness.protocol import methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol.events import Event, parse_event
 
 POLL_SECONDS = 0.2
 
@@ -77,7 +77,7 @@ class EventPump:
         self,
         conn: Connection,
         session: str,
-        on_event: Callable[[str, dict[str, Any], dict[str, Any]], None],
+        on_event: Callable[[Event], None],
         on_lost: Callable[[str], None],
     ) -> None:
         self.conn, self.session = conn, session
@@ -102,13 +102,11 @@ class EventPump:
                 self.lost = str(exc)
                 self.on_lost(self.lost)
                 return
-            params = (note or {}).get("params") or {}
-            if note is None or note.get("method") != methods.EVENT:
-                continue
-            if params.get("session") != self.session:
-                continue
+            event = parse_event(note)
+            if event is None or event.session != self.session:
+                continue  # not this session's, or no event this client knows
             try:
-                self.on_event(str(params.get("kind", "")), params.get("data") or {}, note)
+                self.on_event(event)
             except Exception as exc:
                 self.lost = f"the REPL failed to show an event: {exc!r}"
                 self.on_lost(self.lost)

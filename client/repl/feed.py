@@ -12,15 +12,15 @@ for RECONNECT_SECONDS.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from coding_harness.client.repl.events import EventPump
 from coding_harness.client.session.turn_driver import reattach
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection, DaemonUnreachable, ProtocolViolation, connect
+from coding_harness.protocol.events import Event
 from coding_harness.protocol.version import __version__
 
-Show = Callable[[str, dict[str, Any], dict[str, Any]], None]
+Show = Callable[[Event], None]
 Notice = Callable[[str, str], None]
 
 
@@ -49,9 +49,9 @@ class EventFeed:
         self.pump.stop()
         self.pump.conn.close()
 
-    def _on_event(self, kind: str, data: dict[str, Any], note: dict[str, Any]) -> None:
-        self._show(kind, data, note)
-        self.last_seq = max(self.last_seq, int((note.get("params") or {}).get("seq") or 0))
+    def _on_event(self, event: Event) -> None:
+        self._show(event)
+        self.last_seq = max(self.last_seq, event.seq)
 
     def _lost(self, reason: str) -> None:
         """On the event thread: attach again with `since_seq`, or give up."""

@@ -29,13 +29,13 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from coding_harness.client.args import OneShotOptions
+from coding_harness.client.render.history import print_history
 from coding_harness.client.render.plain_view import PlainView
 from coding_harness.client.render.printer import PrintOptions, TurnPrinter
 from coding_harness.client.render.sanitize import VisibleWriter, one_line
 from coding_harness.client.render.style import Style, color_wanted, is_terminal
 from coding_harness.client.render.view_protocol import View
 from coding_harness.client.render.views import rich_view
-from coding_harness.client.repl.attach import print_history
 from coding_harness.client.repl.completer import DaemonValues, SlashCompleter
 from coding_harness.client.repl.events import ReplState
 from coding_harness.client.repl.feed import EventFeed
@@ -47,6 +47,7 @@ from coding_harness.client.session.setup import key_env, open_session, reach_dae
 from coding_harness.client.session.turn_driver import TurnDriver
 from coding_harness.protocol import errors, exit_codes, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
+from coding_harness.protocol.events import Event
 from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
@@ -300,15 +301,16 @@ class _Repl:
         self._lost = reason
         self.prompt.interrupt()
 
-    def _on_event(self, kind: str, data: dict[str, Any], note: dict[str, Any]) -> None:
+    def _on_event(self, event: Event) -> None:
+        kind, data = event.kind, event.data
         if kind == EventKind.TURN_STARTED:
-            text = str(data.get("text") or "")
-            if not self.state.started(str(data.get("turn")), text) and text:
+            text = event.text("text")
+            if not self.state.started(str(event.turn), text) and text:
                 # Typed elsewhere: another terminal, or `harness -p --session`.
                 self.printer.chat("> " + one_line(text, ECHO_WIDTH), "dim")
-        self.printer.event(kind, data, note)
+        self.printer.event(kind, data, event.notification)
         if kind == EventKind.TURN_FINISHED:
-            self.state.finished(str(data.get("turn")))
+            self.state.finished(str(event.turn))
             self.printer.final(data)
             self._report_exit(data.get("exit_code"))
         elif kind == EventKind.APPROVAL_REQUESTED:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from coding_harness.client.render.history import print_history
 from coding_harness.client.render.sanitize import one_line, visible
 from coding_harness.client.render.style import Style
-from coding_harness.client.repl.attach import print_history
 from coding_harness.client.repl.memory_command import MemoryCommand
 from coding_harness.client.repl.slash_files import (
     BadFile,
@@ -27,11 +27,12 @@ from coding_harness.client.repl.slash_files import (
 )
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
+from coding_harness.protocol.events import parse_event
 from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
+from coding_harness.protocol.vocabulary import ROUTES, SEARCH_ENGINES, SEARCH_OFF
 
 QUIT = "quit"
-ROUTES = ("general", "coding", "hybrid")
 BUDGET_DIGITS = 15  # a token budget beyond this is no budget (and int() refuses 4,300 digits)
 # Submit a turn with these options and follow it: (text, options).
 RunTurn = Callable[[str, dict[str, Any]], None]
@@ -129,17 +130,15 @@ class _AgentCommands:
         turn = self.conn.request(methods.SESSION_SUBMIT, params)["turn"]
         try:
             while True:
-                note = self.conn.next_notification(timeout=None) or {}
-                event = note.get("params") or {}
-                kind, data = event.get("kind"), event.get("data") or {}
-                if event.get("session") != self.session:
+                event = parse_event(self.conn.next_notification(timeout=None))
+                if event is None or event.session != self.session:
                     continue
-                if kind == EventKind.APPROVAL_REQUESTED:
+                if event.kind == EventKind.APPROVAL_REQUESTED:
                     self.style.line(f"approval needed: harness approve {self.session}", "yellow")
-                elif kind in (EventKind.NOTICE, EventKind.ERROR):
-                    self.style.line(str(data.get("message", "")), "yellow")
-                elif kind == EventKind.TURN_FINISHED and data.get("turn") == turn:
-                    print(visible(str(data.get("reply", ""))))
+                elif event.kind in (EventKind.NOTICE, EventKind.ERROR):
+                    self.style.line(event.text("message"), "yellow")
+                elif event.kind == EventKind.TURN_FINISHED and event.turn == turn:
+                    print(visible(event.text("reply")))
                     return
         except KeyboardInterrupt:
             self.conn.request(methods.SESSION_CANCEL, {"session": self.session})
@@ -165,7 +164,7 @@ class SlashCommands(_AgentCommands):
             "/tokens": ("tokens and cost of this session, and today's totals", self._tokens),
             "/allow-cmd": ("/allow-cmd NAME: let run_shell run NAME in this session", self._allow),
             "/search": (
-                "/search [brave|exa|duckduckgo|off]: web search for the agent",
+                f"/search [{'|'.join((*SEARCH_ENGINES, SEARCH_OFF))}]: web search for the agent",
                 self._search,
             ),
             "/budget": ("/budget [N]: the session's token budget (0 removes it)", self._budget),
@@ -183,7 +182,7 @@ class SlashCommands(_AgentCommands):
                 MemoryCommand(conn, session, style),
             ),
             "/intent": (
-                "/intent general|coding|hybrid TEXT: send TEXT down that route",
+                f"/intent {'|'.join(ROUTES)} TEXT: send TEXT down that route",
                 self._intent,
             ),
         }
@@ -285,7 +284,7 @@ class SlashCommands(_AgentCommands):
         self._configure(allow_command=argument)
 
     def _search(self, argument: str) -> None:
-        self._configure(search=False if argument == "off" else (argument or "toggle"))
+        self._configure(search=False if argument == SEARCH_OFF else (argument or "toggle"))
 
     def _budget(self, argument: str) -> None:
         if not argument:

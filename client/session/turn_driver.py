@@ -22,6 +22,7 @@ from coding_harness.protocol.client import (
     ProtocolViolation,
     retry_delay,
 )
+from coding_harness.protocol.events import parse_event
 from coding_harness.protocol.history_pages import read_message_text
 from coding_harness.protocol.methods import EventKind
 
@@ -146,19 +147,16 @@ class TurnDriver:
         return True
 
     def _handle(self, notification: dict[str, Any], turn: str) -> dict[str, Any] | None:
-        if notification.get("method") != methods.EVENT:
+        event = parse_event(notification)
+        if event is None or event.session != self.session:
             return None
-        params = notification.get("params") or {}
-        if params.get("session") != self.session:
-            return None
-        kind, data = str(params.get("kind", "")), params.get("data") or {}
-        self.printer.event(kind, data, notification)
-        if kind == EventKind.APPROVAL_REQUESTED:
-            self._approve(data)
+        self.printer.event(event.kind, event.data, notification)
+        if event.kind == EventKind.APPROVAL_REQUESTED:
+            self._approve(event.data)
         # Counted once handled: an approval whose answer did not get through comes again.
-        self.last_seq = max(self.last_seq, int(params.get("seq", 0)))
-        if kind == EventKind.TURN_FINISHED and data.get("turn") == turn:
-            return dict(data)
+        self.last_seq = max(self.last_seq, event.seq)
+        if event.kind == EventKind.TURN_FINISHED and event.turn == turn:
+            return dict(event.data)
         return None
 
     def _approve(self, data: dict[str, Any]) -> None:
