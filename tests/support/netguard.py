@@ -2,9 +2,13 @@
 
 `install()` wraps `socket.socket.connect` and `connect_ex` so that an AF_INET or
 AF_INET6 address that is not loopback raises `OSError` naming the address; Unix
-sockets and loopback addresses go through. The top-level conftest installs it in
-the test process; daemons and clients that tests start load it too, through
-`netguard_site/sitecustomize.py` on their PYTHONPATH (see `guarded_env`).
+sockets and loopback addresses go through. It also wraps `socket.getaddrinfo`:
+looking up a host name that is not loopback would ask a name server (and tell
+it the name), so it fails as a name that does not resolve (`socket.gaierror`);
+loopback names and written-out addresses are looked up as usual. The top-level
+conftest installs it in the test process; daemons and clients that tests start
+load it too, through `netguard_site/sitecustomize.py` on their PYTHONPATH (see
+`guarded_env`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ class OffMachineConnection(OSError):
     """A test tried to connect beyond this machine."""
 
 
+class OffMachineLookup(socket.gaierror):
+    """A test tried to look up a host name, which asks a name server beyond this machine."""
+
+
 def is_local(address: Any) -> bool:
     """True for a loopback (host, port, ...) address or a name that means loopback."""
     if not isinstance(address, tuple) or not address:
@@ -36,10 +44,28 @@ def is_local(address: Any) -> bool:
         return False  # a host name: resolving it would leave the machine
 
 
+def is_local_lookup(host: Any) -> bool:
+    """True for a lookup that asks no name server: none, a loopback name, an address."""
+    if host is None:
+        return True
+    name = host.decode("ascii", "replace") if isinstance(host, bytes) else str(host)
+    if is_local((name,)):
+        return True
+    try:
+        ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        try:
+            socket.inet_aton(name)  # the short forms inet_aton takes, such as "127.1"
+        except OSError:
+            return False
+    return True
+
+
 def install() -> None:
-    """Refuse off-machine connections in this process (idempotent)."""
+    """Refuse off-machine connections and lookups in this process (idempotent)."""
     if getattr(socket.socket.connect, "netguard", False):
         return
+    _install_lookup_guard()
     connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
 
     def guarded_connect(self: socket.socket, address: Any) -> None:
@@ -53,6 +79,19 @@ def install() -> None:
     guarded_connect.netguard = True  # type: ignore[attr-defined]
     socket.socket.connect = guarded_connect  # type: ignore[method-assign]
     socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
+
+
+def _install_lookup_guard() -> None:
+    getaddrinfo = socket.getaddrinfo
+
+    def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not is_local_lookup(host):
+            raise OffMachineLookup(
+                socket.EAI_NONAME, f"tests may not look up names beyond this machine: {host!r}"
+            )
+        return getaddrinfo(host, *args, **kwargs)
+
+    socket.getaddrinfo = guarded_getaddrinfo
 
 
 def _refuse_remote(sock: socket.socket, address: Any) -> None:

@@ -1,4 +1,4 @@
-"""The test guard: off-machine connections fail, loopback and Unix sockets work."""
+"""The test guard: off-machine connections and name lookups fail, loopback and Unix sockets work."""
 
 from __future__ import annotations
 
@@ -27,6 +27,17 @@ def test_a_host_name_that_is_not_loopback_is_refused() -> None:
         sock.connect(("example.com", 80))
 
 
+def test_looking_up_a_host_name_that_is_not_loopback_is_refused() -> None:
+    with pytest.raises(netguard.OffMachineLookup, match=r"example\.com") as refused:
+        socket.getaddrinfo("example.com", 80)
+    assert isinstance(refused.value, socket.gaierror)  # to the code under test: not found
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "::1", "192.0.2.1", None])
+def test_loopback_names_and_written_out_addresses_are_looked_up(host: str | None) -> None:
+    assert socket.getaddrinfo(host, 80, type=socket.SOCK_STREAM)
+
+
 def test_loopback_connections_go_through() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
@@ -51,6 +62,10 @@ def test_a_python_process_started_with_the_guarded_env_is_guarded_too() -> None:
         "    socket.socket().connect(('192.0.2.1', 9))\n"
         "except OSError as exc:\n"
         "    print(type(exc).__name__, exc)\n"
+        "try:\n"
+        "    socket.getaddrinfo('example.com', 80)\n"
+        "except OSError as exc:\n"
+        "    print(type(exc).__name__)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", program],
@@ -61,3 +76,4 @@ def test_a_python_process_started_with_the_guarded_env_is_guarded_too() -> None:
         check=True,
     )
     assert done.stdout.startswith("OffMachineConnection tests may not connect beyond")
+    assert done.stdout.endswith("OffMachineLookup\n")

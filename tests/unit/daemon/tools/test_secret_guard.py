@@ -19,15 +19,10 @@ from coding_harness.daemon.tools.registry import BoundTools, ToolRegistry
 from coding_harness.daemon.tools.web.fetch import FetchPolicy
 from coding_harness.daemon.tools.web.search import SearchResult
 from tests.support.tool_context import ScriptedApprover, make_ctx, run
-from tests.support.web_pages import forbid_remote_network, local_site, send
+from tests.support.web_pages import local_site, send
 
 KEY = "sk-test-5c1e0b9d8a7f6e42"
 SECRETS = collect_secrets(["MODEL_KEY"], {"MODEL_KEY": KEY})
-
-
-@pytest.fixture(autouse=True)
-def _no_remote_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    forbid_remote_network(monkeypatch)
 
 
 def execute(tools: BoundTools, name: str, **arguments: str) -> str:

@@ -20,7 +20,7 @@ from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.web.fetch import FetchPolicy, Resolver, fetch_url
 from tests.support.tool_context import make_ctx, run
-from tests.support.web_pages import forbid_remote_network, local_site, send, trickle
+from tests.support.web_pages import local_site, send, trickle
 
 PAGE = b"""<!doctype html><html><head><title>Release notes</title>
 <script>steal()</script><style>p{color:red}</style></head><body>
@@ -30,11 +30,6 @@ PAGE = b"""<!doctype html><html><head><title>Release notes</title>
 <ul><li>first change</li><li>second change</li></ul></body></html>"""
 LOCAL = FetchPolicy(allow_private=True)
 TEXT = "text/plain"
-
-
-@pytest.fixture(autouse=True)
-def _no_remote_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    forbid_remote_network(monkeypatch)
 
 
 def _redirect(target: str) -> Any:

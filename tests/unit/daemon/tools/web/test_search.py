@@ -22,7 +22,6 @@ from coding_harness.daemon.tools.web.search import (
     format_results,
 )
 from tests.support.tool_context import make_ctx, run
-from tests.support.web_pages import forbid_remote_network
 
 BRAVE_ANSWER = {
     "query": {"original": "httpx timeout"},
@@ -68,11 +67,6 @@ DDG_PAGE = """<html><body>
 </body></html>"""
 
 Handler = Callable[[httpx.Request], httpx.Response]
-
-
-@pytest.fixture(autouse=True)
-def _no_remote_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    forbid_remote_network(monkeypatch)
 
 
 class Recorder:
