@@ -2,7 +2,11 @@
 
 A chat-completions history is invalid when an assistant message's tool calls
 lack their tool results, the state a cancelled or crashed turn leaves.
-`repair_dangling` adds a result for each missing one.
+`repair_dangling` adds a result for each missing one. A turn stopped before the
+model said anything leaves the user's request unanswered, and the next request
+would follow it directly: two user messages in a row, which servers whose chat
+template wants the roles to alternate refuse. `answer_trailing_request` closes
+it with a short assistant message.
 """
 
 from __future__ import annotations
@@ -36,6 +40,14 @@ def repair_dangling(messages: list[JSONObject], note: str) -> int:
             insert_at += 1
             added += 1
     return added
+
+
+def answer_trailing_request(messages: list[JSONObject], note: str) -> bool:
+    """Close a history that ends with the user's request with `note` as the answer."""
+    if not messages or messages[-1].get("role") != "user":
+        return False
+    messages.append({"role": "assistant", "content": note})
+    return True
 
 
 _ROLES = frozenset({"user", "assistant", "tool"})

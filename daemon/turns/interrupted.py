@@ -17,7 +17,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
-from coding_harness.daemon.agent.history import repair_dangling
+from coding_harness.daemon.agent.history import answer_trailing_request, repair_dangling
 from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.daemon.tools.edit.journal import STARTED, WRITE_EVENT, WriteEntry, digest
 from coding_harness.daemon.tools.edit.writes import MAX_EDIT_BYTES, TEMP_NAME
@@ -35,11 +35,13 @@ def recover_writes(
     root: Path,
     note: str,
 ) -> list[str]:
-    """Answer dangling calls with `note`, plus what each call's writes left on disk.
+    """Answer dangling calls with `note`, plus what each call's writes left on disk,
+    and a request the model never answered with `note` too.
 
     Removes temporary files of writes that never ended. Returns the files that
     hold what the turn's edits wrote."""
     repair_dangling(history, note)
+    answer_trailing_request(history, note)
     entries = writes_in_turn(events, turn)
     if not entries:
         return []
