@@ -25,6 +25,10 @@ from coding_harness.daemon.tools.shell.containment import Command, CommandKeeper
 
 _CHUNK = 65536
 _TERM_GRACE = 0.3
+# After SIGKILL the process is certain to end; this long is allowed for it to be
+# reaped on a busy machine (it returns as soon as it is), so no process object is
+# dropped while it still runs.
+_REAP_LIMIT = 5.0
 _DRAIN_GRACE = 0.3
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 
@@ -229,7 +233,7 @@ async def _supervise(
         return not finished
     except asyncio.CancelledError:
         _signal_group(proc, signal.SIGKILL)
-        await _settle(exited, _TERM_GRACE * 3)
+        await _settle(exited, _REAP_LIMIT)
         raise
     finally:
         exited.cancel()
@@ -240,7 +244,7 @@ async def _stop_group(proc: asyncio.subprocess.Process, exited: Awaitable[int]) 
     _signal_group(proc, signal.SIGTERM)
     await _settle(exited, _TERM_GRACE)
     _signal_group(proc, signal.SIGKILL)
-    await _settle(exited, _TERM_GRACE * 3)
+    await _settle(exited, _REAP_LIMIT)
 
 
 def _signal_group(proc: asyncio.subprocess.Process, signum: int) -> None:
