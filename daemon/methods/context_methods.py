@@ -49,8 +49,12 @@ async def session_context(parts: MethodParts, conn: Connection, session: Any) ->
 
 
 def _notes_section(parts: MethodParts, session: Session) -> list[str]:
-    """The notes section's lines a turn of the session would put in its prompt,
-    read from the store (none while it cannot be read, as a turn does)."""
+    """The notes section's lines the session's next turn puts in its prompt: those its
+    turns keep, or before its first turn the store's (none while it cannot be read,
+    as a turn does)."""
+    kept = parts.turns.kept_notes(session)
+    if kept is not None:
+        return kept
     try:
         notes = parts.store().project_notes(str(session.cwd))
     except sqlite3.Error as exc:

@@ -138,6 +138,12 @@ class TurnRunner:
             lane.worker.cancel()
         self.note_takers.cancel()
 
+    def kept_notes(self, session: Session) -> list[str] | None:
+        """The notes section's lines the session's turns put in their prompt, once its
+        first turn read them (None before: the next turn reads the store)."""
+        kept = self._deps.notes.get(session.id)
+        return None if kept is None else kept[1]
+
     def forget_notes(self, project: str) -> None:
         """A project's notes changed: its sessions put them in their next prompt afresh."""
         self._deps.forget_notes(project)
