@@ -18,6 +18,7 @@ from coding_harness.daemon.providers.errors import ModelServerError
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.turns.runner import TurnRunner
 from tests.support.turn_harness import FakePool, TurnHarness, calls, say
+from tests.support.waiting import until
 
 NOTES = json.dumps({"decisions": [], "facts": ["The project has one file"], "todo": []})
 
@@ -42,7 +43,7 @@ async def run(
             harness.session, "look", auto_approve=True, dry_run=False, options={"route": route}
         )
         if cancel:
-            await asyncio.sleep(0.1)  # the turn is waiting for the stuck model by now
+            await until(lambda: pool.model.asked, "the turn to wait for the stuck model")
             assert runner.cancel(harness.session)
         finished = await _finished(harness, str(started["turn"]))
         await runner.note_takers.settled()
@@ -57,7 +58,11 @@ class _Stuck:
 
     label = "stuck"
 
+    def __init__(self) -> None:
+        self.asked: list[Any] = []  # every payload it was sent
+
     async def complete(self, payload: Any, sink: Any) -> ModelReply:
+        self.asked.append(payload)
         await asyncio.sleep(60)
         raise AssertionError("not cancelled")
 

@@ -22,6 +22,7 @@ from coding_harness.daemon.providers.errors import (
 )
 from coding_harness.daemon.providers.retrying import RetryingModel, seconds, with_retries
 from tests.support.sinks import RecordingSink
+from tests.support.waiting import until
 
 ENDPOINT = "https://api.example.com/v1/chat/completions"
 OK = ModelReply(content="done", usage=Usage(prompt_tokens=100, completion_tokens=5))
@@ -204,7 +205,7 @@ def test_cancelling_during_the_wait_stops_at_once() -> None:
 
     async def go() -> float:
         task = asyncio.create_task(retrying.complete({}, RecordingSink()))
-        await asyncio.sleep(0.05)
+        await until(lambda: model.calls == 1, "the first call, then the wait")
         started = asyncio.get_running_loop().time()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

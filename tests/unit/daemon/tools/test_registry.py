@@ -15,6 +15,9 @@ from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.registry import BoundTools, DuplicateToolError, ToolRegistry
 from tests.support.tool_context import make_ctx, run
+from tests.support.waiting import until
+
+HANGING: list[ToolContext] = []  # the contexts the `hang` tool was called with
 
 
 def sample_registry() -> ToolRegistry:
@@ -34,6 +37,7 @@ def sample_registry() -> ToolRegistry:
 
     @registry.tool("hang", "Waits forever.", [])
     async def hang(ctx: ToolContext) -> str:
+        HANGING.append(ctx)
         await asyncio.Event().wait()
         return "never"
 
@@ -175,8 +179,9 @@ def test_refusals_are_returned_as_they_are(tools: BoundTools) -> None:
 
 def test_cancellation_propagates(tools: BoundTools) -> None:
     async def scenario() -> None:
+        HANGING.clear()
         task = asyncio.create_task(tools.execute(ToolCall(id="1", name="hang", arguments="{}")))
-        await asyncio.sleep(0.01)
+        await until(lambda: HANGING, "the tool to start")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -9,9 +9,12 @@ tells the model the edit is in place.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor
 from coding_harness.daemon.store.db import Store
@@ -19,6 +22,7 @@ from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.turns.runner import TurnRunner
 from tests.support.turn_harness import FakePool, TurnHarness, calls, say
+from tests.support.waiting import until
 
 OLD, NEW = "x = 1\n", "x = 2\n"
 
@@ -97,6 +101,15 @@ def test_a_fault_in_the_daemon_ends_the_turn_with_an_error_naming_it(tmp_path: P
     assert after["exit_code"] == 0 and harness.session.state == "idle"
 
 
+def checking() -> bool:
+    """Whether the `sleep 30` of the test's `make check` runs under this process."""
+    for kid in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # it may end while we look
+            if kid.cmdline() == ["sleep", "30"]:
+                return True
+    return False
+
+
 def test_a_cancel_during_make_check_says_the_edit_is_in_place(tmp_path: Path) -> None:
     edit = calls(("propose_edit", {"path": "a.py", "old": OLD, "new": NEW}))
     harness = TurnHarness(tmp_path, [edit])
@@ -111,7 +124,7 @@ def test_a_cancel_during_make_check_says_the_edit_is_in_place(tmp_path: Path) ->
                 if (harness.cwd / "a.py").read_text() == NEW:
                     break
                 await asyncio.sleep(0.005)
-            await asyncio.sleep(0.1)  # make check is running now
+            await until(checking, "make check to run")
             assert runner.cancel(harness.session)
             return await finished(harness, str(started["turn"]))
         finally:

@@ -22,6 +22,7 @@ from coding_harness.daemon.tools.edit.gate import propose_edit
 from coding_harness.daemon.tools.edit.journal import journaled
 from tests.support.edits import APP, CHECKING_MAKEFILE, edit, temp_files
 from tests.support.tool_context import RecordingSink, ScriptedApprover, build_project, make_ctx, run
+from tests.support.waiting import until
 
 CHANGES_CHECK = "this changes what `make check` runs"
 
@@ -117,10 +118,11 @@ def test_a_cancel_mid_write_waits_for_the_write_and_journals_how_it_ended(
     tmp_path: Path,
 ) -> None:
     sink = RecordingSink()
-    release = threading.Event()
+    release, writing = threading.Event(), threading.Event()
     target = tmp_path / "f.txt"
 
     def slow_write() -> None:
+        writing.set()
         release.wait(5)
         target.write_text("new\n")
 
@@ -128,9 +130,9 @@ def test_a_cancel_mid_write_waits_for_the_write_and_journals_how_it_ended(
         task = asyncio.create_task(
             journaled(sink, "f.txt", tmp_path / ".harness-0.tmp", (None, "new\n"), slow_write)
         )
-        await asyncio.sleep(0.05)
+        await until(writing.is_set, "the write to start")
         task.cancel()
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.05)  # a cancel that would not wait would be done by now
         assert not task.done()  # still waiting for the thread
         release.set()
         with pytest.raises(asyncio.CancelledError):

@@ -11,17 +11,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from coding_harness.daemon.tools.shell import process_tree
-from coding_harness.daemon.tools.shell.containment import REAP_AFTER_SECONDS, CommandKeeper
+from coding_harness.daemon.tools.shell.containment import CommandKeeper
 from coding_harness.daemon.tools.shell.leftovers import Entry, LeftoverRecord
 from coding_harness.daemon.tools.shell.process_tree import MARKER, descends_from
 from tests.support.tool_context import process_gone
+from tests.support.waiting import wait_for
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
 
@@ -166,6 +166,12 @@ def test_adoptees_live_only_while_their_command_runs(
     assert process_gone(ours)
 
 
+def reaped(keeper: CommandKeeper, pid: int) -> bool:
+    """One scan of the keeper, then whether `pid` is gone from the process table."""
+    keeper.scan()
+    return process_tree.read_proc(pid) is None
+
+
 def test_zombies_are_reaped_late_and_never_a_child_someone_waits_for(
     spawned: list[subprocess.Popen[bytes]],
 ) -> None:
@@ -177,9 +183,7 @@ def test_zombies_are_reaped_late_and_never_a_child_someone_waits_for(
     assert process_gone(waited.pid) and process_gone(stray.pid)  # both are zombies now
     keeper.scan()
     assert process_tree.read_proc(stray.pid) is not None  # too fresh to reap
-    time.sleep(REAP_AFTER_SECONDS + 0.1)
-    keeper.scan()
-    assert process_tree.read_proc(stray.pid) is None  # reaped
+    wait_for(lambda: reaped(keeper, stray.pid), "the stray zombie to be reaped once old enough")
     assert waited.wait(timeout=5) == 7  # the owner still gets its exit status
 
 
