@@ -44,7 +44,6 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_NAME = "daemon.log"
 LOG_MAX_BYTES = 5 * 1024 * 1024
 LOG_BACKUPS = 3
-EX_CONFIG = 78  # harnessd's own: a problem a restart cannot fix
 
 
 class UsageError(Exception):
@@ -172,7 +171,7 @@ def _refuse(problem: str, *, trace: bool = False) -> int:
     if logging.getLogger().handlers:
         log.error("%s", problem, exc_info=trace)
     print(f"harnessd: {problem}", file=sys.stderr)
-    return EX_CONFIG
+    return exit_codes.DAEMON_CONFIG_PROBLEM
 
 
 def _os_problem(exc: OSError) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from coding_harness.protocol import exit_codes
+
 SERVICE_NAME = "harnessd.service"
 SOCKET_NAME = "harnessd.socket"
 LABEL = "org.coding-harness.harnessd"
@@ -22,8 +24,6 @@ DAEMON_MODULE = ("-m", "coding_harness.daemon")
 # The shipped reference files name no particular installation.
 REFERENCE_PYTHON = ("/usr/bin/env", "python3")
 REFERENCE_LOG_DIR = Path("/Users/USER/.local/state/coding-harness")
-# A restart cannot fix these (harnessd exit code 78: unsafe socket folder, bad socket).
-EX_CONFIG = 78
 # Variables passed on so the service finds the same state folder as the shell.
 PASSED_ENVIRONMENT = ("XDG_STATE_HOME",)
 
@@ -81,7 +81,7 @@ ExecStart={command}
 ExecReload=/bin/kill -HUP $MAINPID
 Restart=on-failure
 RestartSec=2
-RestartPreventExitStatus={EX_CONFIG}
+RestartPreventExitStatus={exit_codes.DAEMON_CONFIG_PROBLEM}
 # A stop lets running turns finish for up to 10 s, then cancels them.
 TimeoutStopSec=30
 KillMode=control-group
