@@ -1,7 +1,8 @@
 """Words both sides must spell alike: routes, search engines, the built-in provider.
 
-A client offers them (completion, `/intent`, `/search`, colours) and the daemon
-checks them (options, configuration), so each is written here once.
+A client offers them (completion, `/intent`, `/search`, colours, `harness
+doctor`) and the daemon checks them (options, configuration), so each is
+written here once.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ DEFAULT_SEARCH_ENGINE: Final[SearchEngineName] = "duckduckgo"
 SEARCH_ENGINE_ALIASES: Final = {"ddg": "duckduckgo"}  # accepted, and read as the engine
 SEARCH_OFF: Final = "off"  # what a client sends to turn search off
 
+# The provider profile that exists without any configuration, and where it sends
+# requests (Ollama's port) unless the configuration says otherwise.
 BUILTIN_PROVIDER: Final = "local"
-"""The provider profile that exists without any configuration (a server on localhost)."""
+LOCAL_ENDPOINT: Final = "http://localhost:11434/v1/chat/completions"
 
 
 def search_engine_named(word: str) -> SearchEngineName | None:

@@ -25,7 +25,7 @@ from coding_harness.protocol.config_files import (
     parse_json,
     project_config,
 )
-from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER, LOCAL_ENDPOINT
 
 TOP_KEYS = frozenset(
     {"providers", "default_provider", "agent", "search", "retry", "quiet", "plain", "debug"}
@@ -38,7 +38,7 @@ PROFILE_KEYS = frozenset(
     }
 )
 TYPES = frozenset({"openai", "mlx", "ollama", "omlx", "sushi"})
-LOCAL_PROFILE = {"type": "openai", "endpoint": "http://localhost:11434/v1/chat/completions"}
+LOCAL_PROFILE = {"type": "openai", "endpoint": LOCAL_ENDPOINT}
 SEARCH_KEYS = ("BRAVE_SEARCH_API_KEY", "EXA_API_KEY")
 ENDPOINT_TIMEOUT = 3.0
 

@@ -26,9 +26,8 @@ from coding_harness.protocol.config_files import (
     deep_merge,
     parse_json,
 )
-from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER, LOCAL_ENDPOINT
 
-LOCAL_ENDPOINT = "http://localhost:11434/v1/chat/completions"
 BUILTIN_MODEL = "qwen2.5-coder"
 BUILTIN_ORIGIN = "built-in defaults"
 DISCOVERED_ORIGIN = "discovered on this machine"

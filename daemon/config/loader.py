@@ -31,7 +31,6 @@ from typing import Any
 from coding_harness.daemon.config.layers import (
     BUILTIN_ORIGIN,
     DISCOVERED_ORIGIN,
-    LOCAL_ENDPOINT,
     assemble,
     builtin_layer,
     config_paths,
@@ -66,7 +65,7 @@ from coding_harness.protocol.config_files import (
     PROJECT_CONFIG_NAME,
     deep_merge,
 )
-from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER, LOCAL_ENDPOINT
 
 __all__ = [
     "BUILTIN_PROVIDER",
