@@ -13,7 +13,8 @@ import time
 
 from coding_harness.protocol import errors
 from tests.integration.conftest import Sandbox
-from tests.support.processes import client, daemon_pid, start_daemon
+from tests.support import waiting
+from tests.support.processes import accepts, client, daemon_pid, start_daemon
 
 
 def raw_connection(path) -> socket.socket:
@@ -153,7 +154,7 @@ def test_connections_over_the_cap_are_refused_and_others_keep_working(
         for sock in sockets:
             sock.close()
         sockets.clear()
-        time.sleep(0.3)
+        waiting.wait_for(lambda: accepts(sandbox.socket), "the daemon to accept again")
         with client(sandbox.socket) as again:  # accepting resumes once fds are freed
             assert again.request("daemon.status")["pid"] == daemon.pid
     finally:

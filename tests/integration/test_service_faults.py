@@ -11,12 +11,13 @@ import json
 import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 
+import psutil
 import pytest
 
 from tests.integration.conftest import Sandbox
+from tests.support import waiting
 from tests.support.commands import run_command, start_command
 from tests.support.processes import wait_for_socket
 
@@ -61,6 +62,11 @@ def test_the_first_sigterm_stops_a_daemon_whose_record_cannot_be_removed(
     assert "stopped" in log
 
 
+def _unix_sockets(pid: int) -> int:
+    """The Unix sockets `pid` holds: its listening socket and every connection it accepted."""
+    return len(psutil.Process(pid).net_connections(kind="unix"))
+
+
 @pytest.fixture
 def crowded(sandbox: Sandbox) -> Iterator[subprocess.Popen[bytes]]:
     """A daemon with every connection slot taken."""
@@ -71,7 +77,7 @@ def crowded(sandbox: Sandbox) -> Iterator[subprocess.Popen[bytes]]:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sockets.append(sock)
             sock.connect(str(sandbox.socket))
-        time.sleep(0.2)  # let the daemon accept them all
+        waiting.wait_for(lambda: _unix_sockets(daemon.pid) > CONNECTION_CAP, "every accept")
         yield daemon
     finally:
         for sock in sockets:

@@ -12,6 +12,7 @@ import pytest
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
+from tests.support import waiting
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, wait_for_event
 
@@ -97,7 +98,7 @@ def test_cancel_stops_a_slow_model_and_repairs_history(
         session = open_session(conn, str(calc_project))
         conn.request("session.submit", {"session": session, "text": "look"})
         wait_for(conn, "tool.result")
-        time.sleep(0.2)  # the second model call is now in flight
+        waiting.wait_for(lambda: len(model.requests) >= 2, "the second model call")
         assert conn.request("session.cancel", {"session": session}) == {"cancelled": True}
         finished = wait_for(conn, "turn.finished", timeout=5)
         assert finished["data"]["exit_code"] == 130

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
+from tests.support import waiting
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, events_until_finished, run_harness, start_daemon
 
@@ -105,7 +106,7 @@ def test_stalled_client_is_cut_off_without_slowing_others(
             "params": {"session": session},
         }
         stalled.sendall((json.dumps(hello) + "\n" + json.dumps(attach) + "\n").encode())
-        time.sleep(0.2)
+        waiting.wait_for(lambda: waiting.lines_waiting(stalled) >= 2, "the attach answered")
         fast.request("session.attach", {"session": session})
         fast.request("session.submit", {"session": session, "text": "go"})
         seqs, gaps, last = [], [], time.monotonic()

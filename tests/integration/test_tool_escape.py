@@ -67,9 +67,11 @@ from pathlib import Path
 from coding_harness.protocol.client import connect
 
 socket_path = Path(sys.argv[1])
+parent = os.getpid()
 if os.fork():
     os._exit(0)
-time.sleep(0.2)
+while os.getppid() == parent:
+    time.sleep(0.01)
 Path("approver.pid").write_text(str(os.getpid()))
 conn = connect(socket_path)
 conn.initialize("escaped-approver", "0")

@@ -28,9 +28,10 @@ from coding_harness.protocol.client import Connection
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
 from coding_harness.protocol.history_pages import read_history, read_message_text
 from tests.integration.conftest import Sandbox
+from tests.support import waiting
 from tests.support.big_answers import big_text, stream_in_large_pieces
 from tests.support.fake_model_server import FakeModelServer, Reply
-from tests.support.processes import client, events_until_finished, run_harness
+from tests.support.processes import accepts, client, events_until_finished, run_harness
 
 PROMPT = "list the numbers in calc.py"
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":1}}\n'
@@ -178,7 +179,7 @@ def test_a_reader_that_stops_is_cut_off_and_replays_30000_events_in_pages(
             attach = {"jsonrpc": "2.0", "id": 1, "method": "session.attach"}
             attach["params"] = {"session": session}
             stalled.sendall(INIT + json.dumps(attach).encode() + b"\n")
-            time.sleep(0.2)
+            waiting.wait_for(lambda: waiting.lines_waiting(stalled) >= 2, "the attach answered")
             submit(watcher, session)
             watched = events_until_finished(watcher)  # the other client is unaffected
             assert len(watched) > 30_000
@@ -316,7 +317,7 @@ def test_a_low_fd_limit_refuses_extra_connections_in_the_daemons_words(
     finally:
         for sock in held:
             sock.close()
-    time.sleep(0.3)
+    waiting.wait_for(lambda: accepts(sandbox.socket), "the daemon to accept again")
     with client(sandbox.socket) as again:  # accepting goes on once connections close
         assert again.request("daemon.status")["pid"] == low_fd_daemon.pid
 

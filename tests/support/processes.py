@@ -17,6 +17,7 @@ from typing import Any
 
 import psutil
 
+from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,6 +89,16 @@ def stop_daemon(socket_path: Path, timeout: float = 10.0) -> None:
     if _alive(pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+def accepts(socket_path: Path) -> bool:
+    """Whether the daemon on `socket_path` takes a new client now and answers it."""
+    try:
+        with client(socket_path, "probe") as conn:
+            conn.request("daemon.status", timeout=5)
+    except (OSError, DaemonUnreachable, errors.RpcError):
+        return False
+    return True
 
 
 def client(socket_path: Path, name: str = "test", approvals: bool = True) -> Connection:

@@ -3,12 +3,14 @@
 `wait_for` polls `condition` in a thread (a process, a file, another thread);
 `until` polls it inside a running event loop, yielding to the loop between
 looks. Both return as soon as the condition holds and raise `AssertionError`
-naming `what` after `within` seconds.
+naming `what` after `within` seconds. `lines_waiting` counts the messages a
+socket that reads nothing has been sent, without reading them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from collections.abc import Callable
 
@@ -35,3 +37,12 @@ async def until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {within} s waiting for {what}")
         await asyncio.sleep(every)
+
+
+def lines_waiting(sock: socket.socket) -> int:
+    """How many whole lines wait unread on `sock` (peeked, so they stay unread)."""
+    try:
+        waiting = sock.recv(1 << 20, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except BlockingIOError:
+        return 0
+    return waiting.count(b"\n")
