@@ -3,6 +3,7 @@ and typing while a turn runs."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 
@@ -17,16 +18,23 @@ from tests.support.repl_run import ReplRun, user_messages, wait_until
 CTRL_C, CTRL_D, CTRL_R, TAB, ENTER, ESC_ENTER = "\x03", "\x04", "\x12", "\t", "\r", "\x1b\r"
 
 
-def in_flight(model: FakeModelServer, count: int = 1) -> None:
-    """Wait until the model has been asked `count` times (and the REPL heard the turn start)."""
+def in_flight(run: ReplRun, model: FakeModelServer, count: int = 1) -> None:
+    """Wait until the model has been asked `count` times and the REPL heard the turn start
+    (it prints the turn's route, which the daemon sends after `turn.started`)."""
     wait_until(lambda: len(model.requests) >= count, f"model request {count}")
-    time.sleep(0.3)
+    wait_until(lambda: run.err.text().count("intent:") >= count, "the turn's route shown", run=run)
+
+
+def drawn(run: ReplRun, text: str, since: int) -> bool:
+    """Whether `text` appears on the REPL's screen after offset `since`, styles aside."""
+    return text in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", run.screen.text()[since:])
 
 
 def complete(run: ReplRun, typed: str, inserted: str) -> None:
     """Type `typed`, press Tab, and wait until the completion's `inserted` text is drawn."""
+    mark = len(run.screen.text())
     run.type(typed)
-    time.sleep(0.1)
+    wait_until(lambda: drawn(run, typed, mark), f"{typed!r} drawn")
     before = len(run.screen.text())
     run.type(TAB)
     wait_until(lambda: inserted in run.screen.text()[before:], f"completion {inserted!r}")
@@ -38,7 +46,7 @@ def test_ctrl_c_cancels_the_running_turn_and_stays(
     model.add(Reply(content="too late", delay=5.0), Reply(content="Hello again."))
     run = repl()
     run.type("take your time\n")
-    in_flight(model)
+    in_flight(run, model)
     run.type(CTRL_C)
     run.wait_for("(turn cancelled)", "err")
     assert "cancelling the turn" in run.err.text()
@@ -55,7 +63,7 @@ def test_ctrl_d_leaves_while_the_turn_goes_on(
     model.add(Reply(content="finished without you", delay=1.0))
     run = repl()
     run.type("long task\n")
-    in_flight(model)
+    in_flight(run, model)
     assert run.finish(CTRL_D) == 0
     assert "goes on in the daemon" in run.err.text()
     with client(sandbox.socket) as conn:
@@ -74,7 +82,7 @@ def test_a_line_typed_during_a_turn_is_queued(
     model.add(Reply(content="first done", delay=1.0), Reply(content="second done"))
     run = repl()
     run.type("first\n")
-    in_flight(model)
+    in_flight(run, model)
     run.type("second\n")
     run.wait_for("queued behind the running turn (position 1)", "err")
     run.wait_for("second done")
@@ -105,12 +113,15 @@ def test_history_is_searched_with_ctrl_r_and_recalled_with_up(
     run = repl()
     run.wait_for(">", "screen")  # the prompt is up; its history loads in the background
     time.sleep(0.3)
+    mark = len(run.screen.text())
     run.type(CTRL_R)
-    time.sleep(0.2)
+    wait_until(lambda: drawn(run, "(reverse-i-search)", mark), "the search prompt")
+    mark = len(run.screen.text())
     run.type("kumq")
-    time.sleep(0.2)
+    wait_until(lambda: drawn(run, "remember kumquat", mark), "the line found")
+    mark = len(run.screen.text())
     run.type(ENTER)  # accept the search
-    time.sleep(0.2)
+    wait_until(lambda: drawn(run, "> remember kumquat", mark), "the line found in the prompt")
     run.type(ENTER)  # submit the line found
     run.wait_for("found it")
     run.type("\x1b[A" + ENTER)  # Up: the line just sent

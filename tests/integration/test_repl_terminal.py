@@ -176,7 +176,7 @@ def test_ctrl_c_cancels_a_summary_and_the_prompt_stays(
     deadline = time.monotonic() + WAIT
     while not model.requests and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.3)
+    term.wait_for("intent:")  # the REPL heard the turn start (the route comes after it)
     term.keys("C-c")
     term.wait_for("(turn cancelled)")
     term.type(NEXT_TASK)
