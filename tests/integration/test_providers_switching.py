@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
+from tests.support import waiting
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, run_harness, start_daemon, wait_for_event
 
@@ -66,13 +66,6 @@ def run_turn(conn: Connection, session: str, text: str = "hi") -> dict[str, Any]
 def wait_for(conn: Connection, kind: str, timeout: float = 20, **match: Any) -> dict[str, Any]:
     """The matching event's data."""
     return dict(wait_for_event(conn, kind, timeout, **match)["data"])
-
-
-def wait_until(condition: Any, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 def test_provider_list_describes_every_profile(
@@ -165,7 +158,7 @@ def test_reload_mid_turn_keeps_the_turn_on_its_settings(
     ):
         session = open_session(conn, sandbox.workspace)
         turn = conn.request("session.submit", {"session": session, "text": "read it"})["turn"]
-        wait_until(lambda: len(model.requests) == 1)
+        waiting.wait_for(lambda: len(model.requests) == 1, "the model request")
         config = profiles(newer.endpoint)
         config["providers"]["fake"]["model"] = "model-new"
         write_config(sandbox, config)

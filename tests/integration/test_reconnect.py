@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from coding_harness.client.args import OneShotOptions
 from coding_harness.client.repl.repl import run_repl
 from coding_harness.protocol.version import __version__
 from tests.integration.conftest import Sandbox
+from tests.support import waiting
 from tests.support.big_answers import big_text, stream_in_large_pieces
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import client, run_harness
@@ -38,14 +38,6 @@ PROMPT = "list the numbers in calc.py"
 def numbered(count: int) -> str:
     """`count` pieces of exactly 7 characters: the fake server streams one per delta."""
     return "".join(f"{i:06d} " for i in range(count))
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def attached_clients(sandbox: Sandbox) -> int:
@@ -88,9 +80,11 @@ def test_a_stopped_oneshot_reconnects_and_loses_nothing(
         text=True,
     )
     try:
-        wait_until(lambda: bool(model.requests), "the model request")
+        waiting.wait_for(lambda: bool(model.requests), "the model request")
         os.kill(process.pid, signal.SIGSTOP)
-        wait_until(cut_off_after_the_turn(sandbox), "the turn to end and the client to be cut off")
+        waiting.wait_for(
+            cut_off_after_the_turn(sandbox), "the turn to end and the client to be cut off"
+        )
     finally:
         os.kill(process.pid, signal.SIGCONT)
     out, err = process.communicate(timeout=60)
@@ -140,17 +134,17 @@ def test_a_repl_that_fell_behind_reattaches_and_shows_everything_once(
         )
         repl.start()
         try:
-            wait_until(lambda: attached_clients(sandbox) == 1, "the REPL to attach")
+            waiting.wait_for(lambda: attached_clients(sandbox) == 1, "the REPL to attach")
             pipe.send_text(PROMPT + "\n")
-            wait_until(lambda: "000000 " in out.text(), "the first piece of the answer")
+            waiting.wait_for(lambda: "000000 " in out.text(), "the first piece of the answer")
             out.open.clear()  # the screen stops: the REPL stops reading its events
-            wait_until(
+            waiting.wait_for(
                 cut_off_after_the_turn(sandbox), "the turn to end and the REPL to be cut off"
             )
         finally:
             out.open.set()
         # The notices about the reconnection end the reply's line on the screen.
-        wait_until(lambda: "029999 " in out.text(), "the end of the answer")
+        waiting.wait_for(lambda: "029999 " in out.text(), "the end of the answer")
         pipe.send_text("/quit\n")
         repl.join(15)
     assert codes == [0], err.text()[-2000:]
@@ -257,7 +251,9 @@ def test_attaching_a_repl_shows_the_end_of_a_history_over_the_message_limit(
         for text in [*(f"question {i}" for i in range(10)), "the big one"]:
             params = {"session": session, "text": text, "options": {"route": "coding"}}
             control.request("session.submit", params)
-        wait_until(lambda: control.request("session.list")["sessions"][0]["messages"] == 22, "22")
+        waiting.wait_for(
+            lambda: control.request("session.list")["sessions"][0]["messages"] == 22, "22"
+        )
     out, err = Gate(), Gate()
     with create_pipe_input() as pipe:
         pipe.send_text("/quit\n")
@@ -282,7 +278,9 @@ def test_save_writes_a_history_larger_than_one_page_whole(
         control.request("session.attach", {"session": session})
         params = {"session": session, "text": "the big one", "options": {"route": "coding"}}
         control.request("session.submit", params)
-        wait_until(lambda: control.request("session.list")["sessions"][0]["messages"] == 2, "2")
+        waiting.wait_for(
+            lambda: control.request("session.list")["sessions"][0]["messages"] == 2, "2"
+        )
     saved = sandbox.root / "saved.json"
     out, err = Gate(), Gate()
     with create_pipe_input() as pipe:

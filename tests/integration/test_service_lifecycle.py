@@ -9,11 +9,12 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from coding_harness.protocol import discovery
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
+from tests.support import waiting
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, daemon_pid, run_harness, start_daemon
 from tests.support.service import stop_process
@@ -41,13 +42,6 @@ def background(sandbox: Sandbox, *args: str) -> Iterator[subprocess.Popen[str]]:
         if process.poll() is None:
             process.kill()
         process.communicate(timeout=10)
-
-
-def wait_until(check: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def daemon_status(sandbox: Sandbox) -> dict[str, Any]:
@@ -105,7 +99,7 @@ def test_stop_lets_a_running_turn_finish(sandbox: Sandbox, model: FakeModelServe
     process = start_daemon(sandbox.socket, sandbox.env, "--drain-seconds", "20")
     try:
         with background(sandbox, "-p", "fix the bug in calc.py") as oneshot:
-            wait_until(lambda: daemon_status(sandbox)["running_turns"] == 1)
+            waiting.wait_for(lambda: daemon_status(sandbox)["running_turns"] == 1, "a running turn")
             stopped = harness(sandbox, "daemon", "stop")
             out, err = oneshot.communicate(timeout=20)
             assert oneshot.returncode == 0, err
@@ -125,7 +119,7 @@ def test_stop_cancels_a_turn_that_outlasts_the_drain(
     process = start_daemon(sandbox.socket, sandbox.env, "--drain-seconds", "0.3")
     try:
         with background(sandbox, "-p", "fix the bug in calc.py") as oneshot:
-            wait_until(lambda: daemon_status(sandbox)["running_turns"] == 1)
+            waiting.wait_for(lambda: daemon_status(sandbox)["running_turns"] == 1, "a running turn")
             assert harness(sandbox, "daemon", "stop").returncode == 0
             _, err = oneshot.communicate(timeout=20)
             assert oneshot.returncode == 130, err  # cancelled: the model would have answered
@@ -141,7 +135,7 @@ def test_a_turn_waiting_for_approval_does_not_hold_the_stop(
     process = start_daemon(sandbox.socket, sandbox.env, "--drain-seconds", "30")
     try:
         with background(sandbox, "-p", "fix the bug in calc.py") as oneshot:
-            wait_until(lambda: session_states(sandbox) == ["waiting"])
+            waiting.wait_for(lambda: session_states(sandbox) == ["waiting"], "the session to wait")
             started = time.monotonic()
             stopped = harness(sandbox, "daemon", "stop")
             assert stopped.returncode == 0, stopped.stderr

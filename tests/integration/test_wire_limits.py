@@ -16,7 +16,7 @@ import subprocess
 import sys
 import termios
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -56,14 +56,6 @@ def open_session(conn: Connection, sandbox: Sandbox) -> str:
 def submit(conn: Connection, session: str, text: str = PROMPT) -> None:
     params = {"session": session, "text": text, "options": {"route": "coding"}}
     conn.request("session.submit", params)
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 # -- item 8 / RELIABILITY 76: nothing over the limit ------------------------------------
@@ -147,7 +139,7 @@ def test_unread_answers_make_the_daemon_refuse_more_as_overloaded(sandbox: Sandb
         sock.connect(str(sandbox.socket))
         sock.sendall(INIT + calls)
         # Wait, reading nothing, until the daemon has filled the socket and stopped writing.
-        wait_until(lambda: unread_bytes(sock) > 0, "the first answers")
+        waiting.wait_for(lambda: unread_bytes(sock) > 0, "the first answers")
         seen = -1
         while unread_bytes(sock) != seen:
             seen = unread_bytes(sock)

@@ -14,7 +14,7 @@ import socket
 import time
 from collections.abc import Callable
 
-TIMEOUT = 10.0
+TIMEOUT = 30.0  # generous: it only matters when the condition never comes
 
 
 def wait_for(
