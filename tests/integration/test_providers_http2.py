@@ -85,13 +85,15 @@ class H2ModelServer:
         """Stop listening, end the connections still open (a daemon keeps its own)."""
         if self._server is not None:
             self._server.close()
-        for writer in list(self._writers):
+        writers = list(self._writers)
+        for writer in writers:
             writer.transport.abort()
         others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
         for task in others:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
-        await asyncio.sleep(0.05)  # let the TLS transports finish closing
+        closing = asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True)
+        await asyncio.wait_for(closing, 5)  # the TLS transports have finished closing
 
     @property
     def endpoint(self) -> str:
