@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 
 from coding_harness.daemon.agent.seams import Usage
-from coding_harness.daemon.sessions.events import Event
+from coding_harness.daemon.sessions.events import Event, turn_finished
 from coding_harness.daemon.sessions.session import Session, SessionTable
 from coding_harness.daemon.store.db import Store, StoredSession
 from coding_harness.daemon.turns.interrupted import recover_writes
@@ -78,17 +78,12 @@ def _recover(session: Session, stored: StoredSession, store: Store) -> None:
     events = [(kind, data) for _, kind, data, _ in stored.events]
     for turn in stored.running_turns:
         changed = recover_writes(session.history, events, turn, session.cwd, RESTART_NOTE)
+        reply = "(interrupted: the daemon stopped during this turn)"
         session.emit(
             EventKind.TURN_FINISHED,
-            {
-                "turn": turn,
-                "exit_code": exit_codes.INTERRUPTED,
-                "reply": "(interrupted: the daemon stopped during this turn)",
-                "usage": Usage().to_wire(),
-                "cost_usd": None,
-                "files_changed": changed,
-                "interrupted": True,
-            },
+            turn_finished(
+                turn, exit_codes.INTERRUPTED, reply, files_changed=changed, interrupted=True
+            ),
         )
         store.turn_finished(session.id, turn, exit_codes.INTERRUPTED, "interrupted")
     store.record_step(
