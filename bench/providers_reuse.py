@@ -37,7 +37,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers import openai_stream
 from coding_harness.daemon.providers.pool import ProviderPool
 from tests.support.fake_model_server import FakeModelServer, Reply

@@ -13,10 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coding_harness.daemon.config.profiles import OriginOf, bad
-from coding_harness.protocol.vocabulary import DEFAULT_SEARCH_ENGINE, search_engine_named
 
 # Re-exported for daemon/methods/session_methods.py; the names live in protocol/vocabulary.py.
-from coding_harness.protocol.vocabulary import SEARCH_ENGINES as SEARCH_ENGINES
+from coding_harness.protocol.vocabulary import (
+    DEFAULT_SEARCH_ENGINE,
+    SEARCH_ENGINES,
+    search_engine_named,
+)
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CLASSIFY_MODES = ("keywords", "model", "off")

@@ -17,7 +17,8 @@ from typing import Any
 from coding_harness.daemon.agent.prompts import COMPACT_PROMPT
 from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, Usage
 from coding_harness.daemon.config.generation import request_payload
-from coding_harness.daemon.config.loader import Config, ProviderProfile
+from coding_harness.daemon.config.loader import Config
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.plan_book import PlanKeeper
 from coding_harness.daemon.context.plans import Plan, plan_lines, step_status
 from coding_harness.daemon.context.window import (

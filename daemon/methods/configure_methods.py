@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from coding_harness.daemon.config.settings import SEARCH_ENGINES
 from coding_harness.daemon.methods.lookup import session_of
 from coding_harness.daemon.methods.params import refuse_tool_children
 from coding_harness.daemon.methods.parts import MethodParts
@@ -20,6 +19,7 @@ from coding_harness.daemon.sessions.session import Session
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
+from coding_harness.protocol.vocabulary import SEARCH_ENGINE_ALIASES, SEARCH_ENGINES
 
 _COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 
@@ -81,7 +81,7 @@ def _search(target: Session, value: Any) -> str | None:
     if value in (True, False):
         target.options.search_enabled = bool(value)
         return f"web search {'on' if value else 'off'}"
-    engine = "duckduckgo" if value == "ddg" else value
+    engine = SEARCH_ENGINE_ALIASES.get(value, value) if isinstance(value, str) else value
     if engine not in SEARCH_ENGINES:
         raise errors.InvalidParams(
             f"search must be true, false or one of {', '.join(SEARCH_ENGINES)}"

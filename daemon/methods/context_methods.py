@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.agent.prompts import with_notes
-from coding_harness.daemon.config.loader import ConfigError
+from coding_harness.daemon.config.profiles import ConfigError
 from coding_harness.daemon.context.compactor import context_limit
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plans import plan_status

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from coding_harness.daemon.config.loader import ConfigError
+from coding_harness.daemon.config.profiles import ConfigError
 from coding_harness.daemon.methods.lookup import session_of
 from coding_harness.daemon.methods.params import refuse_tool_children
 from coding_harness.daemon.methods.parts import MethodParts

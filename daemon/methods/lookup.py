@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from coding_harness.daemon.config.loader import Config, ConfigError, ProviderProfile, with_model
+from coding_harness.daemon.config.loader import Config, with_model
+from coding_harness.daemon.config.profiles import ConfigError, ProviderProfile
 from coding_harness.daemon.methods.params import text
 from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.sessions.session import Session

@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.config.loader import Config, ConfigError, ProviderProfile, with_model
+from coding_harness.daemon.config.loader import Config, with_model
+from coding_harness.daemon.config.profiles import ConfigError, ProviderProfile
 from coding_harness.daemon.methods.lookup import profile_of, session_of
 from coding_harness.daemon.methods.params import (
     optional_text,

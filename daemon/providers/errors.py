@@ -32,7 +32,8 @@ from collections.abc import Mapping
 from datetime import UTC
 from typing import Any, ClassVar
 
-from coding_harness.daemon.config.loader import GLOBAL_CONFIG_NAME, ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
+from coding_harness.protocol.config_files import GLOBAL_CONFIG_NAME
 
 CONFIG_HINT = f"~/{GLOBAL_CONFIG_NAME}"
 SERVER_MESSAGE_LIMIT = 300

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from coding_harness.daemon.agent.seams import Model
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.exchanges import ExchangeRecorder
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import STREAM_TIMEOUT, OpenAIStreamingModel

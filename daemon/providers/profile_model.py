@@ -10,7 +10,7 @@ from contextlib import AbstractAsyncContextManager
 import httpx
 
 from coding_harness.daemon.agent.seams import JSONObject
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.exchanges import Exchange, ExchangeRecorder
 from coding_harness.daemon.providers.stall import StallWatch
 

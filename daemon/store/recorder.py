@@ -13,7 +13,7 @@ the write they describe. After a compaction replaced the whole history,
 from __future__ import annotations
 
 from coding_harness.daemon.agent.seams import JSONObject, Usage
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.db import UsageRow
 from coding_harness.daemon.tools.edit.journal import WRITE_EVENT

@@ -21,7 +21,8 @@ from coding_harness.daemon.agent.fingerprint import Fingerprinter, workspace_pro
 from coding_harness.daemon.agent.loop import AgentLoop, ContextKeeper, LoopSettings
 from coding_harness.daemon.agent.prompts import project_instructions, system_prompt
 from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, ToolExecutor, Usage
-from coding_harness.daemon.config.loader import Config, ProviderProfile
+from coding_harness.daemon.config.loader import Config
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.compactor import Compactor, context_limit
 from coding_harness.daemon.context.plan_book import PlanKeeper
 from coding_harness.daemon.context.plans import Plan, guidance

@@ -20,10 +20,9 @@ from typing import Any, Literal
 from coding_harness.daemon.agent.seams import JSONObject, Model, Usage
 from coding_harness.daemon.config.generation import request_payload
 from coding_harness.daemon.providers.errors import ModelError
-from coding_harness.protocol.vocabulary import Route as Route  # re-exported to routing.py
+from coding_harness.protocol.vocabulary import ROUTES, Route
 
 Source = Literal["keywords", "model", "default", "option"]
-ROUTES: tuple[Route, ...] = ("general", "coding", "hybrid")
 CLASSIFIER_MAX_TOKENS = 4
 
 LABELS: Mapping[Route, str] = {

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.config.loader import home_dir
-from coding_harness.daemon.turns.intent import ROUTES, route_named
+from coding_harness.daemon.turns.intent import route_named
 from coding_harness.daemon.turns.routing import SUMMARY_MODE, TurnKind
 from coding_harness.daemon.turns.skills import NAME, find_skill
 from coding_harness.protocol import errors
+from coding_harness.protocol.vocabulary import ROUTES
 
 MODES = (SUMMARY_MODE,)
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from coding_harness.daemon.agent.prompts import SUMMARY_TASK
 from coding_harness.daemon.agent.seams import EventSink
 from coding_harness.daemon.tools.web.search import SearchEngine, SearchError, format_results
-from coding_harness.daemon.turns.intent import Ask, IntentDecision, Route, classify
+from coding_harness.daemon.turns.intent import Ask, IntentDecision, classify
 from coding_harness.daemon.turns.skills import find_skill, skill_request
 from coding_harness.protocol.methods import EventKind
+from coding_harness.protocol.vocabulary import Route
 
 SEARCH_RESULTS = 5
 SUMMARY_MODE = "summary"

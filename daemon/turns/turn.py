@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from coding_harness.daemon.agent.loop import AgentLoop, LoopResult
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
-from coding_harness.daemon.config.loader import Config, ProviderProfile, home_dir
+from coding_harness.daemon.config.loader import Config, home_dir
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plan_book import PlanBook, PlanKeeper
 from coding_harness.daemon.providers.pool import ProviderPool

@@ -8,7 +8,7 @@ except local (`mlx`) profiles, which cost nothing.
 from __future__ import annotations
 
 from coding_harness.daemon.agent.seams import Usage
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 
 PER = 1_000_000
 

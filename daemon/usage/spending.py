@@ -22,9 +22,10 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from coding_harness.daemon.agent.seams import JSONObject, Usage
-from coding_harness.daemon.config.loader import GLOBAL_CONFIG_NAME, ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.store.db import usage_day
 from coding_harness.daemon.usage.cost import cost_usd
+from coding_harness.protocol.config_files import GLOBAL_CONFIG_NAME
 
 SESSION_KEY = "agent.spend_limit_session_usd"
 DAY_KEY = "agent.spend_limit_day_usd"
