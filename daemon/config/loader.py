@@ -26,7 +26,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from coding_harness.daemon.config.layers import (
     BUILTIN_ORIGIN,
@@ -40,11 +40,9 @@ from coding_harness.daemon.config.layers import (
     origin_finder,
 )
 from coding_harness.daemon.config.profiles import (
-    TYPE_ALIASES,
     ConfigError,
     OriginOf,
     ProviderProfile,
-    ProviderType,
     RetrySettings,
     bad,
     parse_profile,
@@ -56,30 +54,13 @@ from coding_harness.daemon.config.settings import (
     parse_agent,
     parse_search,
 )
-from coding_harness.daemon.providers.discovery import KEY_VARIABLES, Discovery
-from coding_harness.daemon.tools.web.search import SEARCH_KEY_VARIABLES
 from coding_harness.protocol import paths, trust
 from coding_harness.protocol.config_files import (
+    DISCOVERY_KEY_VARIABLES,
     GLOBAL_CONFIG_NAME,
-    LEGACY_CONFIG_PATH,
-    PROJECT_CONFIG_NAME,
-    deep_merge,
+    SEARCH_KEY_VARIABLES,
 )
-from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER, LOCAL_ENDPOINT
-
-__all__ = [
-    "BUILTIN_PROVIDER",
-    "GLOBAL_CONFIG_NAME",
-    "LEGACY_CONFIG_PATH",
-    "LOCAL_ENDPOINT",
-    "PROJECT_CONFIG_NAME",
-    "TYPE_ALIASES",
-    "ConfigError",
-    "ProviderProfile",
-    "ProviderType",
-    "RetrySettings",
-    "deep_merge",
-]
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
 
 log = logging.getLogger(__name__)
 
@@ -119,11 +100,21 @@ class Config:
         and the web search keys, so a key exported in a new shell is used at once; with
         no config file, the usual key variables discovery looks for too."""
         profiles = {p.api_key_env for p in self.providers.values() if p.api_key_env}
-        usual = set(KEY_VARIABLES) if self.discoverable else set()
+        usual = set(DISCOVERY_KEY_VARIABLES) if self.discoverable else set()
         return sorted(profiles | usual | set(SEARCH_KEY_VARIABLES))
 
 
-def with_discovery(config: Config, found: Discovery | None) -> Config:
+class Found(Protocol):
+    """What first-run discovery found, as the config takes it (providers/discovery.py
+    makes it; config never imports providers)."""
+
+    @property
+    def chosen(self) -> str | None: ...
+
+    def profiles(self) -> dict[str, dict[str, Any]]: ...
+
+
+def with_discovery(config: Config, found: Found | None) -> Config:
     """`config` with what discovery found as profiles, the first one the default; the
     same config when there is a config file or nothing was found."""
     chosen = found.chosen if found is not None else None
@@ -247,7 +238,7 @@ class ConfigCache:
         self._logged: set[str] = set()
         self._shown: set[str] = set()
         # The last first-run discovery; used only while no config file exists.
-        self.found: Discovery | None = None
+        self.found: Found | None = None
 
     def get(self, cwd: Path) -> Config:
         return with_discovery(self._files(cwd), self.found)

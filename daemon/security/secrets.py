@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote, unquote_plus, urlsplit
 
-from coding_harness.daemon.tools.web.search import SEARCH_KEY_VARIABLES
+from coding_harness.protocol.config_files import SEARCH_KEY_VARIABLES
 
 REDACTED = "[redacted]"
 _SECRET_NAME = re.compile(

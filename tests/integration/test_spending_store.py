@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from coding_harness.daemon.agent.seams import Usage
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.store.db import Store, UsageRow, usage_day
 from coding_harness.daemon.usage.cost import cost_usd
 from coding_harness.daemon.usage.spending import DAY_KEY, SESSION_KEY, turn_spending

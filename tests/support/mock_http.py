@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from coding_harness.daemon.agent.seams import Model, ModelReply
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel

@@ -14,7 +14,7 @@ from coding_harness.daemon.agent.truncation import (
     is_cut_off_error,
     looks_cut_off,
 )
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.errors import (
     ModelBadRequest,
     ModelBadResponse,

@@ -8,13 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.config.loader import (
-    BUILTIN_PROVIDER,
-    LEGACY_CONFIG_PATH,
-    ConfigCache,
-    RetrySettings,
-    load_config,
-)
+from coding_harness.daemon.config.loader import ConfigCache, load_config
+from coding_harness.daemon.config.profiles import RetrySettings
+from coding_harness.protocol.config_files import LEGACY_CONFIG_PATH
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
 
 CLOUD = {
     "type": "openai",

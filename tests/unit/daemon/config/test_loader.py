@@ -8,15 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.config.loader import (
-    BUILTIN_PROVIDER,
-    LOCAL_ENDPOINT,
-    ConfigCache,
-    ConfigError,
-    deep_merge,
-    load_config,
-)
+from coding_harness.daemon.config.loader import ConfigCache, load_config
+from coding_harness.daemon.config.profiles import ConfigError
 from coding_harness.daemon.tools.web.search import SEARCH_KEY_VARIABLES
+from coding_harness.protocol.config_files import deep_merge
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER, LOCAL_ENDPOINT
 
 
 def write(path: Path, data: object) -> None:

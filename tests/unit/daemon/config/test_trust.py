@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.config.loader import BUILTIN_PROVIDER, ConfigCache, load_config
+from coding_harness.daemon.config.loader import ConfigCache, load_config
 from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import PROJECT_CONFIG_NAME
+from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
 
 CLOUD = {
     "type": "openai",

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from coding_harness.daemon.agent.seams import ToolCall, Usage
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.errors import (
     ModelBadRequest,
     ModelBadResponse,

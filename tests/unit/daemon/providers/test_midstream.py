@@ -16,8 +16,7 @@ import pytest
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopSettings
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall, Usage
-from coding_harness.daemon.config.loader import ProviderProfile
-from coding_harness.daemon.config.profiles import RetrySettings
+from coding_harness.daemon.config.profiles import ProviderProfile, RetrySettings
 from coding_harness.daemon.providers.errors import (
     ModelBadResponse,
     ModelContextExceeded,

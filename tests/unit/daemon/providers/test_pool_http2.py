@@ -9,7 +9,7 @@ import asyncio
 import httpx
 import pytest
 
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.pool import ProviderPool, offers_http2
 from tests.support.sinks import RecordingSink
 

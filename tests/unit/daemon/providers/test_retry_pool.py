@@ -8,7 +8,7 @@ import json
 
 import httpx
 
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.pool import ProviderPool, pool_key
 from tests.support.sinks import RecordingSink
 

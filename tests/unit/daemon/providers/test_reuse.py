@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers import openai_stream
 from coding_harness.daemon.providers.pool import ProviderPool
 from tests.support.fake_model_server import FakeModelServer, Reply

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from coding_harness.daemon.agent.seams import Usage
-from coding_harness.daemon.config.loader import ProviderProfile
+from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.usage.cost import cost_usd
 from coding_harness.daemon.usage.spending import (
     SESSION_KEY,
