@@ -96,9 +96,11 @@ TYPING_FREE = (
     "protocol/client.py",
     "protocol/config_files.py",
     "protocol/errors.py",
+    "protocol/events.py",
     "protocol/framing.py",
     "protocol/history_pages.py",
     "protocol/paths.py",
+    "protocol/vocabulary.py",
 )
 
 
