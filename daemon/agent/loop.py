@@ -29,6 +29,7 @@ from coding_harness.daemon.agent.breaker import FAILURE_LIMIT, ShellBreaker
 from coding_harness.daemon.agent.budget import SessionTokens, TokenBudget
 from coding_harness.daemon.agent.guards import RepetitionGuard
 from coding_harness.daemon.agent.history import repair_dangling, tool_message
+from coding_harness.daemon.agent.model_errors import ModelContextExceeded, ModelError
 from coding_harness.daemon.agent.progress import STALL_LIMIT, ProgressGuard
 from coding_harness.daemon.agent.seams import (
     EventSink,
@@ -46,7 +47,6 @@ from coding_harness.daemon.agent.truncation import (
     without_cut_off_arguments,
 )
 from coding_harness.daemon.config.generation import request_payload
-from coding_harness.daemon.providers.errors import ModelContextExceeded, ModelError
 from coding_harness.protocol.methods import EventKind
 
 SUMMARY_REQUEST = (

@@ -81,7 +81,7 @@ class StreamSink(Protocol):
 class Model(Protocol):
     """A provider: sends one chat-completions payload, returns one reply.
 
-    Raises `providers.errors.ModelError` (or a subclass) for every failure.
+    Raises `agent.model_errors.ModelError` (or a subclass) for every failure.
     """
 
     @property

@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 import re
 
-from coding_harness.daemon.agent.seams import ModelReply, ToolCall
-from coding_harness.daemon.providers.errors import (
+from coding_harness.daemon.agent.model_errors import (
     ModelBadRequest,
     ModelBadResponse,
     ModelError,
     ModelServerError,
 )
+from coding_harness.daemon.agent.seams import ModelReply, ToolCall
 
 CUT_OFF_RESULT = (
     "Not run: this call was cut off. Your reply reached the output token limit before "

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from coding_harness.daemon.agent.model_errors import ModelError
 from coding_harness.daemon.agent.prompts import COMPACT_PROMPT
 from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, Usage
 from coding_harness.daemon.config.generation import request_payload
@@ -30,7 +31,6 @@ from coding_harness.daemon.context.window import (
     tokens,
     transcript,
 )
-from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.protocol.methods import EventKind
 
 MIN_TRANSCRIPT_CHARS = 8_000

@@ -24,13 +24,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from coding_harness.daemon.agent.model_errors import ModelBadRequest
 from coding_harness.daemon.agent.prompts import NOTES_PROMPT
 from coding_harness.daemon.agent.seams import JSONObject, Model, Usage
 from coding_harness.daemon.config.generation import request_payload
 from coding_harness.daemon.config.loader import Config
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.notes_parse import NOTES_SCHEMA, TurnNotes, parse_notes
-from coding_harness.daemon.providers.errors import ModelBadRequest
 from coding_harness.daemon.providers.pool import PoolKey, ProviderPool, pool_key
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.db import UsageRow

@@ -23,14 +23,16 @@ import json
 import re
 from typing import Any
 
-from coding_harness.daemon.providers.errors import (
-    CONTEXT_PATTERN,
-    PARSE_FAILURE_PATTERN,
-    QUOTA_PATTERN,
+from coding_harness.daemon.agent.model_errors import (
     ModelBadResponse,
     ModelContextExceeded,
     ModelError,
     ModelRateLimited,
+)
+from coding_harness.daemon.providers.errors import (
+    CONTEXT_PATTERN,
+    PARSE_FAILURE_PATTERN,
+    QUOTA_PATTERN,
     squash,
 )
 

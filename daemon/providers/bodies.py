@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import httpx
 
-from coding_harness.daemon.providers.errors import ModelBadResponse
+from coding_harness.daemon.agent.model_errors import ModelBadResponse
 from coding_harness.daemon.providers.stall import StallWatch
 
 MIB = 1024 * 1024

@@ -16,9 +16,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from coding_harness.daemon.agent.model_errors import ModelBadResponse
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink, ToolCall, Usage
 from coding_harness.daemon.providers.answer_errors import error_in_answer
-from coding_harness.daemon.providers.errors import ModelBadResponse
 
 
 @dataclass(slots=True)

@@ -1,25 +1,11 @@
-"""The ModelError tree, and the one place where HTTP answers that failed become it.
+"""The one place where HTTP answers that failed become model errors.
 
-Everything a provider can go wrong with is one of these classes; nothing above
-the provider layer ever sees an `httpx` exception. `error_from_response` reads
-an HTTP answer that is not a success; transport failures (no answer, timeouts,
-dropped connections) are translated in `transport_errors.py`, and errors
-reported inside a successful answer in `answer_errors.py`.
-
-    ModelError
-    +-- ModelUnavailable       nothing answers: refused, connect timeout, DNS
-    +-- ModelTimeout           no first byte in time, or silence past the idle limit
-    +-- ModelRateLimited       429 (any error may carry retry_after from the server)
-    +-- ModelRequestRejected   4xx: bad request, key, model, size
-    |   +-- ModelContextExceeded   the conversation does not fit the context
-    |   +-- ModelBadRequest        the request itself is invalid (400, 422, or a
-    |                              500 whose body is a validation or parse error)
-    +-- ModelServerError       5xx
-    +-- ModelBadResponse       a success status with a body we cannot use
-    +-- ModelStreamCut         the stream ended before the answer did
-        +-- ModelStreamEmpty   ... before its first event (see stream_fallback.py)
-
-Messages are one line, name the endpoint, and say what to do where we know.
+The error classes are the agent's (`agent/model_errors.py`).
+`error_from_response` reads an HTTP answer that is not a success; transport
+failures (no answer, timeouts, dropped connections) are translated in
+`transport_errors.py`, and errors reported inside a successful answer in
+`answer_errors.py`. Messages are one line, name the endpoint, and say what to
+do where we know.
 """
 
 from __future__ import annotations
@@ -30,8 +16,16 @@ import re
 import time
 from collections.abc import Mapping
 from datetime import UTC
-from typing import Any, ClassVar
+from typing import Any
 
+from coding_harness.daemon.agent.model_errors import (
+    ModelBadRequest,
+    ModelContextExceeded,
+    ModelError,
+    ModelRateLimited,
+    ModelRequestRejected,
+    ModelServerError,
+)
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.protocol.config_files import GLOBAL_CONFIG_NAME
 
@@ -58,86 +52,6 @@ INVALID_REQUEST_PATTERN = re.compile(
 # Statuses that by themselves say the request is invalid.
 BAD_REQUEST_STATUSES = frozenset({400, 422})
 BAD_REQUEST_HINT = "; the server refused the request as invalid, so it was not asked again"
-
-
-class ModelError(Exception):
-    """A provider request failed; `message` is one line fit to show a user."""
-
-    default_retryable: ClassVar[bool] = False
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        endpoint: str,
-        status: int | None = None,
-        retryable: bool | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.endpoint = endpoint
-        self.status = status
-        self.retryable = self.default_retryable if retryable is None else retryable
-        self.retry_after = retry_after
-
-    def amend(self, text: str) -> None:
-        """Add `text` to the message (the same line), e.g. why it was not retried."""
-        self.message = f"{self.message}{text}"
-        self.args = (self.message,)
-
-
-class ModelUnavailable(ModelError):
-    default_retryable = True
-
-
-class ModelTimeout(ModelError):
-    default_retryable = True
-
-
-class ModelRateLimited(ModelError):
-    default_retryable = True
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        endpoint: str,
-        status: int | None = 429,
-        retryable: bool | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(
-            message, endpoint=endpoint, status=status, retryable=retryable, retry_after=retry_after
-        )
-
-
-class ModelRequestRejected(ModelError):
-    default_retryable = False
-
-
-class ModelContextExceeded(ModelRequestRejected):
-    pass
-
-
-class ModelBadRequest(ModelRequestRejected):
-    """The server says the request itself is invalid: the same request gets the same answer."""
-
-
-class ModelServerError(ModelError):
-    default_retryable = True
-
-
-class ModelBadResponse(ModelError):
-    default_retryable = False
-
-
-class ModelStreamCut(ModelError):
-    default_retryable = True
-
-
-class ModelStreamEmpty(ModelStreamCut):
-    """A 200 event stream that ended (cleanly or not) before its first event."""
 
 
 def error_from_response(

@@ -22,6 +22,11 @@ from typing import Any
 
 import httpx
 
+from coding_harness.daemon.agent.model_errors import (
+    ModelBadResponse,
+    ModelStreamCut,
+    ModelStreamEmpty,
+)
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink
 from coding_harness.daemon.providers.answer_errors import error_in_answer
 from coding_harness.daemon.providers.bodies import (
@@ -33,12 +38,7 @@ from coding_harness.daemon.providers.bodies import (
     too_large,
 )
 from coding_harness.daemon.providers.chunks import ReplyAssembler, reply_from_completion
-from coding_harness.daemon.providers.errors import (
-    ModelBadResponse,
-    ModelStreamCut,
-    ModelStreamEmpty,
-    error_from_response,
-)
+from coding_harness.daemon.providers.errors import error_from_response
 from coding_harness.daemon.providers.profile_model import ProfileModel, watch_response
 from coding_harness.daemon.providers.sse import SSEDecoder, SSEEvent, SSEEventTooLarge
 from coding_harness.daemon.providers.stall import StallWatch

@@ -32,9 +32,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable
 
-from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, ModelReply, StreamSink
-from coding_harness.daemon.config.profiles import RetrySettings
-from coding_harness.daemon.providers.errors import (
+from coding_harness.daemon.agent.model_errors import (
     ModelBadResponse,
     ModelError,
     ModelRateLimited,
@@ -43,6 +41,8 @@ from coding_harness.daemon.providers.errors import (
     ModelTimeout,
     ModelUnavailable,
 )
+from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, ModelReply, StreamSink
+from coding_harness.daemon.config.profiles import RetrySettings
 from coding_harness.protocol.methods import EventKind
 
 Notify = Callable[[str], object]

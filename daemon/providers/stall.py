@@ -21,8 +21,8 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
+from coding_harness.daemon.agent.model_errors import ModelTimeout
 from coding_harness.daemon.config.profiles import ProviderProfile
-from coding_harness.daemon.providers.errors import ModelTimeout
 
 # How often a waiting request is reported; more often under a small first-byte limit.
 WAIT_EVERY = 5.0

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import logging
 
+from coding_harness.daemon.agent.model_errors import ModelStreamEmpty
 from coding_harness.daemon.agent.seams import JSONObject, Model, ModelReply, StreamSink
-from coding_harness.daemon.providers.errors import CONFIG_HINT, ModelStreamEmpty
+from coding_harness.daemon.providers.errors import CONFIG_HINT
 
 log = logging.getLogger(__name__)
 

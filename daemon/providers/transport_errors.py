@@ -16,14 +16,14 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from coding_harness.daemon.providers.errors import (
-    CONFIG_HINT,
+from coding_harness.daemon.agent.model_errors import (
     ModelBadResponse,
     ModelError,
     ModelStreamCut,
     ModelTimeout,
     ModelUnavailable,
 )
+from coding_harness.daemon.providers.errors import CONFIG_HINT
 
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 _DNS_TEXT = re.compile(

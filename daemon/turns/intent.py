@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from coding_harness.daemon.agent.model_errors import ModelError
 from coding_harness.daemon.agent.seams import JSONObject, Model, Usage
 from coding_harness.daemon.config.generation import request_payload
-from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.protocol.vocabulary import ROUTES, Route
 
 Source = Literal["keywords", "model", "default", "option"]

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from coding_harness.daemon.agent.loop import FAILED_STOPS, LoopResult
+from coding_harness.daemon.agent.model_errors import ModelError
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor
 from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.config.profiles import ConfigError, ProviderProfile
 from coding_harness.daemon.context.plan_book import PlanBook
 from coding_harness.daemon.context.turn_notes import NotesJob, NoteTakers, wants_notes
-from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.sessions.events import turn_finished

@@ -25,9 +25,9 @@ import h2.errors
 import h2.events
 import pytest
 
+from coding_harness.daemon.agent.model_errors import ModelError
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply
 from coding_harness.daemon.config.profiles import ProviderProfile, RetrySettings
-from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import RetryingModel
 from tests.integration.conftest import Sandbox

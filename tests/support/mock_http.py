@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 import pytest
 
+from coding_harness.daemon.agent.model_errors import ModelError
 from coding_harness.daemon.agent.seams import Model, ModelReply
 from coding_harness.daemon.config.profiles import ProviderProfile
-from coding_harness.daemon.providers.errors import ModelError
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool

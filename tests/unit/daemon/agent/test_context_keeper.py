@@ -7,8 +7,8 @@ import asyncio
 from pathlib import Path
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopSettings
+from coding_harness.daemon.agent.model_errors import ModelContextExceeded
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall
-from coding_harness.daemon.providers.errors import ModelContextExceeded
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS, build_tools
 from coding_harness.daemon.tools.registry import OnlyTools
 from tests.support.scripted_model import EchoTools, Recorder, ScriptedModel, call, run_loop

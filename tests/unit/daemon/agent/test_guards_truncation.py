@@ -7,6 +7,12 @@ import json
 import pytest
 
 from coding_harness.daemon.agent.history import repair_dangling
+from coding_harness.daemon.agent.model_errors import (
+    ModelBadRequest,
+    ModelBadResponse,
+    ModelError,
+    ModelServerError,
+)
 from coding_harness.daemon.agent.seams import ModelReply, ToolCall
 from coding_harness.daemon.agent.truncation import (
     CUT_OFF_RESULT,
@@ -15,13 +21,7 @@ from coding_harness.daemon.agent.truncation import (
     looks_cut_off,
 )
 from coding_harness.daemon.config.profiles import ProviderProfile
-from coding_harness.daemon.providers.errors import (
-    ModelBadRequest,
-    ModelBadResponse,
-    ModelError,
-    ModelServerError,
-    error_from_response,
-)
+from coding_harness.daemon.providers.errors import error_from_response
 from tests.support.scripted_model import EchoTools, run_loop
 
 CUT_WRITE = '{"path": "big.py", "old": "", "new": "def f():\\n    return \\"abc'

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from coding_harness.daemon.agent.model_errors import ModelContextExceeded, ModelRequestRejected
 from coding_harness.daemon.agent.prompts import COMPACT_PROMPT
 from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.daemon.context.compactor import ACKNOWLEDGED, CONTINUE
 from coding_harness.daemon.context.plan_book import PlanBook
 from coding_harness.daemon.context.window import BRIEF_MARK
-from coding_harness.daemon.providers.errors import ModelContextExceeded, ModelRequestRejected
 from coding_harness.daemon.store.db import Store
 from tests.support.turn_harness import TurnHarness, calls, say
 

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.agent.model_errors import ModelServerError
 from coding_harness.daemon.agent.seams import ModelReply, Usage
 from coding_harness.daemon.context.turn_notes import transcript
-from coding_harness.daemon.providers.errors import ModelServerError
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.turns.runner import TurnRunner
 from tests.support.turn_harness import FakePool, TurnHarness, calls, say

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from coding_harness.daemon.providers.answer_errors import error_in_answer
-from coding_harness.daemon.providers.errors import (
+from coding_harness.daemon.agent.model_errors import (
     ModelBadResponse,
     ModelContextExceeded,
     ModelError,
     ModelRateLimited,
 )
+from coding_harness.daemon.providers.answer_errors import error_in_answer
 
 ENDPOINT = "https://api.example.com/v1/chat/completions"
 

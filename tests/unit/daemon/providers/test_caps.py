@@ -16,11 +16,11 @@ from typing import Any
 import httpx
 import pytest
 
+from coding_harness.daemon.agent.model_errors import ModelBadResponse, ModelError, ModelServerError
 from coding_harness.daemon.agent.seams import ModelReply
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers import openai_stream
 from coding_harness.daemon.providers.bodies import ERROR_BODY_LIMIT, WHOLE_ANSWER_LIMIT
-from coding_harness.daemon.providers.errors import ModelBadResponse, ModelError, ModelServerError
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.sse import SSEDecoder, SSEEventTooLarge

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from coding_harness.daemon.agent.model_errors import ModelBadResponse
 from coding_harness.daemon.agent.seams import ModelReply, ToolCall, Usage
 from coding_harness.daemon.providers.chunks import ReplyAssembler, reply_from_completion
-from coding_harness.daemon.providers.errors import ModelBadResponse
 from coding_harness.daemon.providers.openai_stream import handle_event
 from coding_harness.daemon.providers.sse import SSEDecoder
 from tests.support.sinks import RecordingSink

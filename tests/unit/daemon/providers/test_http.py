@@ -16,9 +16,7 @@ import socket
 import httpx
 import pytest
 
-from coding_harness.daemon.agent.seams import ToolCall, Usage
-from coding_harness.daemon.config.profiles import ProviderProfile
-from coding_harness.daemon.providers.errors import (
+from coding_harness.daemon.agent.model_errors import (
     ModelBadRequest,
     ModelBadResponse,
     ModelContextExceeded,
@@ -29,9 +27,10 @@ from coding_harness.daemon.providers.errors import (
     ModelStreamCut,
     ModelTimeout,
     ModelUnavailable,
-    error_from_response,
-    parse_retry_after,
 )
+from coding_harness.daemon.agent.seams import ToolCall, Usage
+from coding_harness.daemon.config.profiles import ProviderProfile
+from coding_harness.daemon.providers.errors import error_from_response, parse_retry_after
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopSettings
-from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall, Usage
-from coding_harness.daemon.config.profiles import ProviderProfile, RetrySettings
-from coding_harness.daemon.providers.errors import (
+from coding_harness.daemon.agent.model_errors import (
     ModelBadResponse,
     ModelContextExceeded,
     ModelError,
     ModelStreamCut,
 )
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall, Usage
+from coding_harness.daemon.config.profiles import ProviderProfile, RetrySettings
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import RetryingModel
 from tests.support.fake_model_server import FakeModelServer, Fault, Reply, tool_call

@@ -16,16 +16,16 @@ import httpx
 import pytest
 
 from coding_harness.daemon.agent.history import check_messages
-from coding_harness.daemon.agent.seams import Model, ModelReply, ToolCall
-from coding_harness.daemon.providers.errors import (
+from coding_harness.daemon.agent.model_errors import (
     ModelBadRequest,
     ModelContextExceeded,
     ModelError,
     ModelServerError,
     ModelStreamCut,
     ModelStreamEmpty,
-    error_from_response,
 )
+from coding_harness.daemon.agent.seams import Model, ModelReply, ToolCall
+from coding_harness.daemon.providers.errors import error_from_response
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool

@@ -8,9 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink, Usage
-from coding_harness.daemon.config.profiles import RetrySettings
-from coding_harness.daemon.providers.errors import (
+from coding_harness.daemon.agent.model_errors import (
     ModelContextExceeded,
     ModelError,
     ModelRateLimited,
@@ -20,6 +18,8 @@ from coding_harness.daemon.providers.errors import (
     ModelTimeout,
     ModelUnavailable,
 )
+from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink, Usage
+from coding_harness.daemon.config.profiles import RetrySettings
 from coding_harness.daemon.providers.retrying import RetryingModel, seconds, with_retries
 from tests.support.sinks import RecordingSink
 from tests.support.waiting import until

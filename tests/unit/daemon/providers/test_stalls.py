@@ -17,10 +17,10 @@ from typing import Any
 import httpx
 import pytest
 
+from coding_harness.daemon.agent.model_errors import ModelError, ModelTimeout
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, StreamSink
 from coding_harness.daemon.config.loader import load_config
 from coding_harness.daemon.config.profiles import ProviderProfile, RetrySettings, StallLimits
-from coding_harness.daemon.providers.errors import ModelError, ModelTimeout
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.retrying import MODEL_WAITING, RetryingModel, with_retries

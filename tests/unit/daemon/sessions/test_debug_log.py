@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
+from coding_harness.daemon.agent.model_errors import ModelServerError
 from coding_harness.daemon.agent.seams import JSONObject
-from coding_harness.daemon.providers.errors import ModelServerError
 from coding_harness.daemon.providers.exchanges import ExchangeRecorder
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel

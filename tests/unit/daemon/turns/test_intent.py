@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from coding_harness.daemon.providers.errors import ModelServerError
+from coding_harness.daemon.agent.model_errors import ModelServerError
 from coding_harness.daemon.turns.intent import (
     IntentDecision,
     classifier_generation,

@@ -12,8 +12,8 @@ from typing import Any
 import psutil
 import pytest
 
+from coding_harness.daemon.agent.model_errors import ModelRequestRejected
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, SUMMARY_TASK
-from coding_harness.daemon.providers.errors import ModelRequestRejected
 from coding_harness.daemon.turns import local_services as services
 from coding_harness.protocol import errors
 from tests.support.turn_harness import TurnHarness, calls, say, tool_names
