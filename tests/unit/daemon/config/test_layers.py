@@ -28,14 +28,6 @@ def write(path: Path, data: object) -> Path:
     return path
 
 
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, cwd = tmp_path / "home", tmp_path / "proj"
-    home.mkdir()
-    cwd.mkdir()
-    return home, cwd
-
-
 def user_file(home: Path) -> Path:
     return home / ".coding_harness.json"
 

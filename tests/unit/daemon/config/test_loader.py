@@ -19,14 +19,6 @@ def write(path: Path, data: object) -> None:
     path.write_text(json.dumps(data) if not isinstance(data, str) else data)
 
 
-@pytest.fixture
-def dirs(tmp_path: Path) -> tuple[Path, Path]:
-    home, cwd = tmp_path / "home", tmp_path / "proj"
-    home.mkdir()
-    cwd.mkdir()
-    return home, cwd
-
-
 def test_no_config_gives_the_builtin_local_profile(dirs: tuple[Path, Path]) -> None:
     config = load_config(*dirs)
     assert config.builtin and config.default_provider == BUILTIN_PROVIDER

@@ -5,19 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from coding_harness.daemon.config.loader import load_config
 
 Dirs = tuple[Path, Path]
-
-
-@pytest.fixture
-def dirs(tmp_path: Path) -> Dirs:
-    home, cwd = tmp_path / "home", tmp_path / "proj"
-    home.mkdir()
-    cwd.mkdir()
-    return home, cwd
 
 
 def write_global(home: Path, data: object) -> None:
