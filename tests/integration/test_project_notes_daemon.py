@@ -24,6 +24,7 @@ from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Fault, Reply, tool_call
 from tests.support.processes import client, events_until_finished
+from tests.support.waiting import wait_for
 
 NOTES = {
     "decisions": ["Keep the parser in parse.py"],
@@ -31,16 +32,6 @@ NOTES = {
     "todo": ["Add a test for empty input"],
 }
 TASK = "list the files in the project"  # a coding request: it names files
-
-
-def wait_until(done: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = done()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -81,7 +72,7 @@ def test_notes_are_asked_with_a_json_schema_kept_and_offered_to_the_next_session
     first = new_session(conn, sandbox)
     events = run_turn(conn, first)
     assert events[-1]["data"]["exit_code"] == 0
-    notes = wait_until(lambda: kept(conn, sandbox), "the notes to be kept")
+    notes = wait_for(lambda: kept(conn, sandbox), "the notes to be kept")
     assert [(n["kind"], n["text"]) for n in notes] == [
         ("decision", "Keep the parser in parse.py"),
         ("fact", "Tests run with make check"),
@@ -97,7 +88,7 @@ def test_notes_are_asked_with_a_json_schema_kept_and_offered_to_the_next_session
     assert asked["max_tokens"] == 1024 and asked["stream"] is False
     assert "list_dir" in asked["messages"][1]["content"]  # the turn's transcript
     # The call's tokens count for the session: 100 + 100 for the turn, 50 for the notes.
-    usage = wait_until(
+    usage = wait_for(
         lambda: (
             (u := conn.request("stats.get", {"session": first})["session"]["usage"])
             and u["prompt_tokens"] == 250
@@ -128,14 +119,14 @@ def test_a_server_refusing_the_schema_is_asked_in_words_and_remembered(
     model.notes_script.append(fenced)
     session = new_session(conn, sandbox)
     run_turn(conn, session)
-    wait_until(lambda: kept(conn, sandbox), "the notes asked in words")
+    wait_for(lambda: kept(conn, sandbox), "the notes asked in words")
     assert [("response_format" in r) for r in model.notes_requests] == [True, False]
 
     script_turn(model, Reply(content=json.dumps({"facts": ["A second fact"]})))
     run_turn(conn, session)
-    wait_until(lambda: len(model.notes_requests) == 3, "the second turn's notes call")
+    wait_for(lambda: len(model.notes_requests) == 3, "the second turn's notes call")
     assert "response_format" not in model.notes_requests[2]  # remembered: not asked again
-    wait_until(lambda: len(kept(conn, sandbox)) == 4, "the second turn's note")
+    wait_for(lambda: len(kept(conn, sandbox)) == 4, "the second turn's note")
 
 
 def test_garbage_notes_leave_the_turn_finished_with_no_error(
@@ -146,7 +137,7 @@ def test_garbage_notes_leave_the_turn_finished_with_no_error(
     session = new_session(conn, sandbox)
     events = run_turn(conn, session)
     assert events[-1]["data"]["exit_code"] == 0
-    wait_until(lambda: model.notes_requests, "the notes call")
+    wait_for(lambda: model.notes_requests, "the notes call")
     later = []
     deadline = time.monotonic() + 1.0
     while (note := conn.next_notification(timeout=deadline - time.monotonic())) is not None:
@@ -176,7 +167,7 @@ def test_notes_are_cleaned_and_redacted_before_they_are_kept(
     hostile = {"facts": [f"the key is {key}\x1b[2J\u202e", "\x07\x00"], "decisions": []}
     script_turn(model, Reply(content=json.dumps(hostile)))
     run_turn(conn, session)
-    notes = wait_until(lambda: kept(conn, sandbox), "the cleaned note")
+    notes = wait_for(lambda: kept(conn, sandbox), "the cleaned note")
     assert [n["text"] for n in notes] == ["the key is [redacted] [2J"]
     assert model.notes_requests[0]["messages"][0]["role"] == "system"
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from coding_harness.protocol.events import KNOWN_KINDS, Event, parse_event
 from coding_harness.protocol.methods import EventKind
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "protocol.md"
 
 
 def note(kind: object = EventKind.NOTICE, **params: object) -> dict[str, Any]:
@@ -21,6 +25,8 @@ def note(kind: object = EventKind.NOTICE, **params: object) -> dict[str, Any]:
 
 
 def test_the_known_kinds_are_the_catalogue_in_protocol_methods() -> None:
+    documented = set(re.findall(r"^\| `([a-z._]+)` \|", DOCS.read_text(), re.MULTILINE))
+    assert documented >= KNOWN_KINDS, "every event kind has a row in docs/protocol.md"
     assert EventKind.TURN_FINISHED in KNOWN_KINDS
     assert EventKind.EDIT_WRITE in KNOWN_KINDS
     assert all(isinstance(kind, str) and kind for kind in KNOWN_KINDS)

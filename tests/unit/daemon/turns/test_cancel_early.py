@@ -14,6 +14,7 @@ from typing import Any
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.turns.runner import TurnRunner
 from tests.support.turn_harness import FakePool, TurnHarness, say
+from tests.support.waiting import until
 
 
 def test_a_turn_cancelled_before_its_first_step_still_finishes(tmp_path: Path) -> None:
@@ -26,12 +27,12 @@ def test_a_turn_cancelled_before_its_first_step_still_finishes(tmp_path: Path) -
             runner.submit(harness.session, "go", auto_approve=True, dry_run=False)
             await asyncio.sleep(0)  # the worker takes the turn and makes its task, not run yet
             assert runner.cancel(harness.session)
-            for _ in range(200):
-                ended = [e.data for e in harness.session.events if e.kind == "turn.finished"]
-                if ended:
-                    return ended
-                await asyncio.sleep(0.005)
-            return []
+
+            def ended() -> list[Any]:
+                return [e.data for e in harness.session.events if e.kind == "turn.finished"]
+
+            await until(ended, "turn.finished")
+            return ended()
         finally:
             await runner.close()
 
