@@ -32,6 +32,7 @@ from coding_harness.client.commands.doctor_config import (
     usable_profiles,
 )
 from coding_harness.client.commands.doctor_discovery import check_discovery
+from coding_harness.client.render.sanitize import visible
 from coding_harness.client.service import service_units
 from coding_harness.client.session import version_skew
 from coding_harness.protocol import discovery, errors, exit_codes, methods, paths
@@ -53,10 +54,10 @@ def main(argv: list[str]) -> int:
         print("harness doctor: the current folder no longer exists; cd to an existing one")
         return exit_codes.BAD_ARGUMENTS
     findings = run_checks(env, home=Path(env.get("HOME") or Path.home()), cwd=cwd)
-    for finding in findings:
-        print(f"{LABELS[finding.level]:<8} {finding.text}")
+    for finding in findings:  # texts quote config files and the daemon: made safe
+        print(f"{LABELS[finding.level]:<8} {visible(finding.text)}")
         if finding.fix:
-            print(f"{'':<8} fix: {finding.fix}")
+            print(f"{'':<8} fix: {visible(finding.fix)}")
     problems = sum(1 for finding in findings if finding.level == "problem")
     print("all is well" if not problems else f"{problems} problem(s) to fix")
     return exit_codes.OK if not problems else exit_codes.MODEL_ERROR

@@ -15,7 +15,6 @@ replaces the ports asked, for tests and unusual set-ups; the host stays 127.0.0.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -24,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from coding_harness.protocol.config_files import GLOBAL_CONFIG_NAME
+from coding_harness.protocol.config_files import GLOBAL_CONFIG_NAME, parse_json
 
 PROBE_PORTS_VARIABLE = "CODING_HARNESS_PROBE_PORTS"
 LOOPBACK = "127.0.0.1"
@@ -224,7 +223,7 @@ def probe_targets(environ: Mapping[str, str]) -> tuple[ProbeTarget, ...]:
 def _model_ids(body: bytes) -> tuple[str, ...]:
     """The ids an OpenAI-style `{"data": [{"id": ...}]}` lists; () for anything else."""
     try:
-        data = json.loads(body)
+        data = parse_json(body)  # a hostile port may answer JSON nested past the parser
     except ValueError:
         return ()
     listed = data.get("data") if isinstance(data, dict) else None

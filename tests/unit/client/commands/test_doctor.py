@@ -154,3 +154,22 @@ def test_the_notes_and_json_schema_profile_keys_are_known(tmp_path: Path) -> Non
     (home / ".coding_harness.json").write_text(json.dumps({"providers": {"a": profile}}))
     texts = " | ".join(f.text for f in doctor_config.check_configs(home, cwd, env)[0])
     assert "unknown key" not in texts
+
+
+def test_what_a_config_file_names_reaches_the_terminal_made_safe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    cwd.mkdir()
+    hostile = "\x1b]0;owned\x07colour"
+    (cwd / ".local_coding_harness.json").write_text(json.dumps({hostile: 1}))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.setenv("CODING_HARNESS_SOCKET", str(tmp_path / "run" / "none.sock"))
+    monkeypatch.chdir(cwd)
+    doctor.main([])
+    out = capsys.readouterr().out
+    assert "colour" in out  # the unknown key is reported...
+    assert "\x1b" not in out and "\x07" not in out  # ...without its control characters

@@ -46,7 +46,15 @@ def test_probe_targets_default_to_the_usual_servers_and_take_only_valid_ports() 
 
 @pytest.mark.parametrize(
     "body",
-    [b"", b"not json", b"[]", b'{"data": {}}', b'{"data": [1, {"id": 2}, {"id": "a b"}]}'],
+    [
+        b"",
+        b"not json",
+        b"[]",
+        b'{"data": {}}',
+        b'{"data": [1, {"id": 2}, {"id": "a b"}]}',
+        b"[" * 100_000 + b"]" * 100_000,  # nested past the JSON parser's recursion limit
+    ],
+    ids=["empty", "not json", "a list", "data not a list", "bad ids", "nested too deeply"],
 )
 def test_answers_that_list_no_usable_model_list_nothing(body: bytes) -> None:
     assert _model_ids(body) == ()
