@@ -43,7 +43,10 @@ class MemoryCommand:
 
     def _notes(self) -> list[dict[str, Any]]:
         answer = self.conn.request(methods.MEMORY_GET, {"session": self.session})
-        return [n for n in answer.get("notes") or [] if isinstance(n, dict)]
+        notes = answer.get("notes") if isinstance(answer, dict) else None
+        if not isinstance(notes, list):
+            return []
+        return [n for n in notes if isinstance(n, dict) and isinstance(n.get("id"), int | str)]
 
     def _show(self, notes: list[dict[str, Any]]) -> None:
         if not notes:

@@ -31,9 +31,13 @@ class EditFailed(Exception):
 
 
 def editor_command() -> list[str]:
-    """$VISUAL, else $EDITOR, else vi, split as a shell would."""
+    """$VISUAL, else $EDITOR, else vi, split as a shell would; `EditFailed` for a
+    value a shell could not split either (an unbalanced quote)."""
     chosen = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    return shlex.split(chosen) or ["vi"]
+    try:
+        return shlex.split(chosen) or ["vi"]
+    except ValueError as exc:
+        raise EditFailed(f"cannot read the editor command {chosen!r} ({exc})") from None
 
 
 def edit_lines(lines: list[str]) -> list[str]:
