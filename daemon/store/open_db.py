@@ -51,6 +51,8 @@ CREATE TABLE IF NOT EXISTS usage (
     completion_tokens INTEGER NOT NULL, cost_usd REAL, day TEXT NOT NULL, at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS usage_by_day ON usage (day, provider);
+-- a session's spending is summed before every model call under a session limit
+CREATE INDEX IF NOT EXISTS usage_by_session ON usage (session_id, turn);
 """
 
 

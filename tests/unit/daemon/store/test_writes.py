@@ -132,3 +132,13 @@ def test_what_was_kept_is_written_once_there_is_room_with_no_further_write(
     asyncio.run(scenario())
     assert store.problem is None and told[-1] is None
     assert stored(store, "SELECT COUNT(*) FROM messages") == [(2,)]
+
+
+def test_a_sessions_spending_is_summed_through_an_index_not_a_table_scan(store: Store) -> None:
+    """It is asked before every model call under a session limit, and usage rows stay."""
+    plan = stored(
+        store,
+        "EXPLAIN QUERY PLAN SELECT SUM(cost_usd) FROM usage WHERE session_id = 's1'"
+        " AND turn != 't1'",
+    )
+    assert any("usage_by_session" in str(row[-1]) for row in plan), plan
