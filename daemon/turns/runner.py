@@ -17,6 +17,7 @@ already finished, and the next one does not wait for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import errno
 import logging
@@ -138,6 +139,9 @@ class TurnRunner:
         for lane in self._lanes.values():
             lane.worker.cancel()
         self.note_takers.cancel()
+        # The store closes next: a cancelled notes call must not write after it.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.note_takers.settled(), timeout=5)
 
     def kept_notes(self, session: Session) -> list[str] | None:
         """The notes section's lines the session's turns put in their prompt, once its

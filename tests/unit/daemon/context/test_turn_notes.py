@@ -17,6 +17,7 @@ from coding_harness.daemon.agent.seams import ModelReply, Usage
 from coding_harness.daemon.context.turn_notes import transcript
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.turns.runner import TurnRunner
+from tests.support.notes_requests import NotesApart, is_notes_request
 from tests.support.turn_harness import FakePool, TurnHarness, calls, say
 from tests.support.waiting import until
 
@@ -159,3 +160,36 @@ def test_no_notes_call_past_a_spending_limit(tmp_path: Path) -> None:
     finished, _ = asyncio.run(run(harness, pool, "coding"))
     assert finished["exit_code"] == 0 and finished["cost_usd"] == 1.0
     assert pool.notes.payloads == []  # ~$0.001 more would pass the $1.0001 limit
+
+
+def test_closing_the_runner_waits_for_the_cancelled_notes_call_to_end(tmp_path: Path) -> None:
+    """The daemon closes its store right after the runner: a notes call still running
+    then would write into a closed store."""
+    harness = TurnHarness(tmp_path, [calls(("list_dir", {"path": "."})), say("Done.")])
+    with_store(harness, tmp_path)
+    pool = FakePool(harness.model)
+    ended: list[str] = []
+
+    class HangingNotes(NotesApart):
+        async def complete(self, payload: dict[str, Any], sink: Any) -> Any:
+            if not is_notes_request(payload):
+                return await self.model.complete(payload, sink)
+            self.payloads.append(payload)
+            try:
+                await asyncio.sleep(60)
+            finally:
+                ended.append("notes call ended")
+            return ModelReply()
+
+    pool.notes = HangingNotes(harness.model)
+
+    async def scenario() -> list[str]:
+        runner = TurnRunner(configs=harness.configs, pool=pool, build_tools=_tools())
+        runner.submit(
+            harness.session, "look", auto_approve=True, dry_run=False, options={"route": "coding"}
+        )
+        await until(lambda: pool.notes.payloads, "the notes call")
+        await runner.close()
+        return list(ended)  # as it stands when close() returns
+
+    assert asyncio.run(scenario()) == ["notes call ended"]
