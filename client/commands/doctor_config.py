@@ -19,6 +19,7 @@ from typing import Any
 
 from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import (
+    SEARCH_KEY_VARIABLES,
     deep_merge,
     global_config,
     legacy_config,
@@ -39,7 +40,6 @@ PROFILE_KEYS = frozenset(
 )
 TYPES = frozenset({"openai", "mlx", "ollama", "omlx", "sushi"})
 LOCAL_PROFILE = {"type": "openai", "endpoint": LOCAL_ENDPOINT}
-SEARCH_KEYS = ("BRAVE_SEARCH_API_KEY", "EXA_API_KEY")
 ENDPOINT_TIMEOUT = 3.0
 
 
@@ -208,7 +208,7 @@ def check_keys(
             found.append(problem(text, fix))
         else:
             found.append(info(f"{text} (needed only with --provider {name})"))
-    for variable in SEARCH_KEYS:
+    for variable in SEARCH_KEY_VARIABLES:
         state = "set" if env.get(variable) else "not set"
         found.append(info(f"{variable} is {state} (web search: Brave, Exa, else DuckDuckGo)"))
     return found

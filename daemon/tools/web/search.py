@@ -21,16 +21,15 @@ from typing import Any, Protocol
 import httpx
 
 from coding_harness.daemon.tools.web.ddg import parse_results
+from coding_harness.protocol.config_files import SEARCH_KEY_VARIABLES
 from coding_harness.protocol.vocabulary import SEARCH_ENGINES, search_engine_named
 
 BRAVE_ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 EXA_ENDPOINT = "https://api.exa.ai/search"
 DDG_ENDPOINT = "https://html.duckduckgo.com/html/"
-BRAVE_KEY = "BRAVE_SEARCH_API_KEY"
-EXA_KEY = "EXA_API_KEY"
-EXA_KEY_LEGACY = "EXA_SEARCH_API_KEY"  # the reference design's name, still honoured
-# Read from the submitting client first (it sends them), then the daemon's environment.
-SEARCH_KEY_VARIABLES = (BRAVE_KEY, EXA_KEY, EXA_KEY_LEGACY)
+# Read from the submitting client first (it sends them), then the daemon's environment;
+# EXA_SEARCH_API_KEY is the reference design's name, still honoured.
+BRAVE_KEY, EXA_KEY, EXA_KEY_LEGACY = SEARCH_KEY_VARIABLES
 _TAG = re.compile(r"<[^>]+>")
 
 

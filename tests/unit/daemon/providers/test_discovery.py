@@ -13,6 +13,7 @@ from coding_harness.client.render.style import Style
 from coding_harness.client.session.first_run import offer_to_save, saved_config, write_new
 from coding_harness.daemon.config.loader import load_config, with_discovery
 from coding_harness.daemon.providers.discovery import (
+    KEY_VARIABLES,
     LOCAL_SERVERS,
     Discovery,
     FoundServer,
@@ -20,6 +21,7 @@ from coding_harness.daemon.providers.discovery import (
     find_keys,
     probe_targets,
 )
+from coding_harness.protocol.config_files import DISCOVERY_KEY_VARIABLES
 
 SESSION = {
     "notice": "no config file: using ollama · m",
@@ -118,3 +120,8 @@ def test_yes_writes_the_profile_and_default(tmp_path: Path) -> None:
     assert written == tmp_path / ".coding_harness.json"
     assert json.loads(written.read_text()) == saved_config(SESSION["discovered"])
     assert f"saved: {written}" in out.getvalue()
+
+
+def test_the_clients_list_of_key_variables_is_the_daemons() -> None:
+    """A client sends these before it has asked the daemon anything (with no config)."""
+    assert KEY_VARIABLES == DISCOVERY_KEY_VARIABLES
