@@ -39,10 +39,10 @@ from coding_harness.client.render.views import rich_view
 from coding_harness.client.repl.completer import DaemonValues, SlashCompleter
 from coding_harness.client.repl.events import ReplState
 from coding_harness.client.repl.feed import EventFeed
+from coding_harness.client.repl.first_run import offer_to_save
 from coding_harness.client.repl.prompt import ANSWER, REASON, TASK, ReplPrompt, StatusToolbar
 from coding_harness.client.repl.slash_commands import QUIT, SlashCommands
 from coding_harness.client.session.approval_prompt import answers, hint, question
-from coding_harness.client.session.first_run import offer_to_save
 from coding_harness.client.session.setup import key_env, open_session, reach_daemon
 from coding_harness.client.session.turn_driver import TurnDriver
 from coding_harness.protocol import errors, exit_codes, methods

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from coding_harness.client.render.style import Style
-from coding_harness.client.session.first_run import offer_to_save, saved_config, write_new
+from coding_harness.client.repl.first_run import offer_to_save, saved_config, write_new
 from coding_harness.daemon.config.loader import load_config, with_discovery
 from coding_harness.daemon.providers.discovery import (
     KEY_VARIABLES,
