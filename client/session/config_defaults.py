@@ -52,8 +52,10 @@ def key_names(home: Path, cwd: Path) -> list[str]:
 
 
 def apply_defaults(options: OneShotOptions, home: Path, cwd: Path) -> None:
-    """Turn on each of -q, --plain, --debug that the config sets to true."""
-    for key, value in output_defaults(home, cwd).items():
+    """Turn on each of -q, --plain, --debug that the config sets to true, and keep the
+    key variables the same files name (`options.key_names`), so they are read once."""
+    found, options.key_names = _scan(home, cwd)
+    for key, value in found.items():
         if value:
             setattr(options, key, True)
 

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from coding_harness.client.args import parse_oneshot
+from coding_harness.client.session import config_defaults, setup
 from coding_harness.client.session.config_defaults import apply_defaults, output_defaults
 
 
@@ -48,3 +51,22 @@ def test_bad_values_and_bad_files_are_skipped(tmp_path: Path) -> None:
     _write(home / ".config" / "coding-agent" / "config.json", [1, 2])
     assert output_defaults(home, cwd) == {"plain": True}
     assert output_defaults(tmp_path / "nobody", cwd) == {}
+
+
+def test_a_one_shot_reads_each_config_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The output defaults and the key variables sent with the session come from one read."""
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    profile = {"type": "openai", "model": "m", "api_key_env": "MY_KEY"}
+    _write(home / ".coding_harness.json", {"quiet": True, "providers": {"p": profile}})
+    reads: list[Path] = []
+    real_read = config_defaults._read
+    monkeypatch.setattr(
+        config_defaults, "_read", lambda path: reads.append(path) or real_read(path)
+    )
+    options = parse_oneshot(["-p", "hi", "--cwd", str(cwd)])
+    apply_defaults(options, home, cwd)
+    names = setup._own_keys(options)
+    assert options.quiet and "MY_KEY" in names
+    assert len(reads) == len(set(reads)) == 3  # global, project, legacy: once each
