@@ -207,7 +207,7 @@ async def session_reset(
 async def session_close(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
     refuse_tool_children(conn)
     target = session_of(parts, session)
-    parts.turns.cancel(target)
+    parts.turns.forget(target)
     parts.sessions.remove(target.id)
     DEBUG_SWITCHES.set(target.id, False)
     target.flush_events()

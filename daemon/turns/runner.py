@@ -55,7 +55,7 @@ ERROR_NOTE = "not run: the turn ended with an error before this call finished"
 
 @dataclass(kw_only=True, slots=True)
 class _Lane:
-    queue: asyncio.Queue[TurnRequest]
+    queue: asyncio.Queue[TurnRequest | None]
     worker: asyncio.Task[None]
     current: asyncio.Task[None] | None = None
     begun: bool = False  # whether `current` has taken its first step
@@ -119,6 +119,20 @@ class TurnRunner:
         lane.current.cancel()
         return True
 
+    def forget(self, session: Session) -> None:
+        """A closed session: its queued turns end unstarted, its running turn and its
+        worker are cancelled, and the notes lines its turns kept are dropped."""
+        lane = self._lanes.pop(session.id, None)
+        if lane is not None:
+            while not lane.queue.empty():
+                waiting = lane.queue.get_nowait()
+                if waiting is not None:
+                    _refuse_queued(session, waiting, "(not started: the session was closed)")
+            if lane.current is not None:
+                lane.current.cancel()  # it still ends with turn.finished
+            lane.queue.put_nowait(None)  # the worker ends once that is done
+        self._deps.notes.pop(session.id, None)
+
     def running(self) -> int:
         return sum(1 for lane in self._lanes.values() if lane.current is not None)
 
@@ -163,15 +177,17 @@ class TurnRunner:
     def _lane(self, session: Session) -> _Lane:
         lane = self._lanes.get(session.id)
         if lane is None:
-            queue: asyncio.Queue[TurnRequest] = asyncio.Queue()
+            queue: asyncio.Queue[TurnRequest | None] = asyncio.Queue()
             worker = asyncio.create_task(self._work(session, queue), name=f"turns-{session.id}")
             lane = self._lanes[session.id] = _Lane(queue=queue, worker=worker)
         return lane
 
-    async def _work(self, session: Session, queue: asyncio.Queue[TurnRequest]) -> None:
+    async def _work(self, session: Session, queue: asyncio.Queue[TurnRequest | None]) -> None:
         lane = self._lanes[session.id]
         while True:
             request = await queue.get()
+            if request is None:  # the session was closed (`forget`)
+                return
             if self._closing:
                 _refuse_queued(session, request, "(not started: the daemon is stopping)")
                 continue
