@@ -1,12 +1,15 @@
 """`session.configure`: `/allow-cmd`, `/search`, `/budget` and `/debug`, for every client.
 
-Each change but `/debug` is told to every attached client as a notice naming
-who made it; `/debug`'s path is the answer, printed by the client that asked.
+Every parameter is checked before any is applied, so a refused request changes
+nothing. Each change but `/debug` is told to every attached client as a notice
+naming who made it; `/debug`'s path is the answer, printed by the client that
+asked.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from coding_harness.daemon.methods.lookup import session_of
@@ -23,6 +26,9 @@ from coding_harness.protocol.vocabulary import SEARCH_ENGINE_ALIASES, SEARCH_ENG
 
 _COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 
+# A checked change, not yet made: making it returns the notice to send (None: none).
+Change = Callable[[], str | None]
+
 
 async def session_configure(
     parts: MethodParts,
@@ -35,71 +41,94 @@ async def session_configure(
 ) -> dict[str, Any]:
     refuse_tool_children(conn)
     target = session_of(parts, session)
-    _debug(target, debug)
     if search == "toggle":  # bare /search: the opposite of what is in force now
         current = target.options.search_enabled
         if current is None:
             current = parts.configs.get(target.cwd).search.enabled
         search = not current
-    changes = [
+    checked = [
         change
         for change in (
+            _debug(target, debug),
             _allow(target, allow_command),
             _search(target, search),
             _budget(target, token_budget),
         )
-        if change
+        if change is not None
     ]
-    for change in changes:
-        target.emit(EventKind.NOTICE, {"message": f"{change} (by {conn.label})"})
+    for change in checked:
+        notice = change()
+        if notice:
+            target.emit(EventKind.NOTICE, {"message": f"{notice} (by {conn.label})"})
     path = DEBUG_SWITCHES.path(target.id)
     return {"options": target.options.to_wire(), "debug_log": str(path) if path else None}
 
 
-def _debug(target: Session, value: Any) -> None:
+def _debug(target: Session, value: Any) -> Change | None:
     """`/debug on|off`, `--debug`: the session's raw model exchanges go to its debug log.
     No notice: the client that asked prints the path."""
     if value is None:
-        return
+        return None
     if not isinstance(value, bool):
         raise errors.InvalidParams("debug must be true or false")
-    DEBUG_SWITCHES.set(target.id, value)
+
+    def switch() -> None:
+        DEBUG_SWITCHES.set(target.id, value)
+
+    return switch
 
 
-def _allow(target: Session, name: Any) -> str | None:
+def _allow(target: Session, name: Any) -> Change | None:
     if name is None:
         return None
     if not isinstance(name, str) or not _COMMAND_NAME.fullmatch(name):
         raise errors.InvalidParams("allow_command must be a program name, without a path")
-    target.options.extra_commands.add(name)
-    return f"run_shell may now run {name!r} in this session"
+
+    def allow() -> str:
+        target.options.extra_commands.add(name)
+        return f"run_shell may now run {name!r} in this session"
+
+    return allow
 
 
-def _search(target: Session, value: Any) -> str | None:
+def _search(target: Session, value: Any) -> Change | None:
     if value is None:
         return None
     if value in (True, False):
-        target.options.search_enabled = bool(value)
-        return f"web search {'on' if value else 'off'}"
+        on = bool(value)
+
+        def switch() -> str:
+            target.options.search_enabled = on
+            return f"web search {'on' if on else 'off'}"
+
+        return switch
     engine = SEARCH_ENGINE_ALIASES.get(value, value) if isinstance(value, str) else value
     if engine not in SEARCH_ENGINES:
         raise errors.InvalidParams(
             f"search must be true, false or one of {', '.join(SEARCH_ENGINES)}"
         )
-    target.options.search_enabled, target.options.search_engine = True, str(engine)
-    return f"web search on, with {engine}"
+
+    def choose() -> str:
+        target.options.search_enabled, target.options.search_engine = True, str(engine)
+        return f"web search on, with {engine}"
+
+    return choose
 
 
-def _budget(target: Session, value: Any) -> str | None:
+def _budget(target: Session, value: Any) -> Change | None:
     if value is None:
         return None
-    if value == 0:
-        target.options.token_budget = None
-        return "session token budget removed"
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    if value != 0 and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
         raise errors.InvalidParams("token_budget must be a whole number of tokens (0 removes it)")
-    target.options.token_budget = value
-    return f"session token budget set to {value:,} tokens"
+    budget = int(value) or None
+
+    def set_budget() -> str:
+        target.options.token_budget = budget
+        if budget is None:
+            return "session token budget removed"
+        return f"session token budget set to {budget:,} tokens"
+
+    return set_budget
 
 
 HANDLERS: dict[str, Handler] = {m.SESSION_CONFIGURE: session_configure}

@@ -47,3 +47,22 @@ def test_configure_refuses_bad_values(rig: Rig, params: dict[str, object], messa
                 await cm.session_configure(rig.parts, conn, session=created["session"], **params)
 
     asyncio.run(main())
+
+
+def test_a_refused_configure_changes_nothing(rig: Rig) -> None:
+    """A bad value anywhere in the request: none of the good ones before it are applied."""
+
+    async def main() -> None:
+        async with connected() as conn:
+            created = await s.session_create(rig.parts, conn, cwd=str(rig.workspace))
+            session = created["session"]
+            with pytest.raises(errors.InvalidParams):
+                await cm.session_configure(
+                    rig.parts, conn, session=session, allow_command="cargo", search="altavista"
+                )
+            target = rig.parts.sessions.get(session)
+            assert target is not None
+            assert "cargo" not in target.options.extra_commands
+            assert not [e for e in target.events if e.kind == "notice"]
+
+    asyncio.run(main())
