@@ -78,6 +78,17 @@ class StreamSink(Protocol):
     def reasoning_delta(self, text: str) -> None: ...
 
 
+class QuietSink:
+    """A `StreamSink` that drops what it is given: for a model call whose answer is not
+    the reply (a classifier's word, a summary, turn-close notes)."""
+
+    def text_delta(self, text: str) -> None:
+        pass
+
+    def reasoning_delta(self, text: str) -> None:
+        pass
+
+
 class Model(Protocol):
     """A provider: sends one chat-completions payload, returns one reply.
 

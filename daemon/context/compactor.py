@@ -16,7 +16,7 @@ from typing import Any
 
 from coding_harness.daemon.agent.model_errors import ModelError
 from coding_harness.daemon.agent.prompts import COMPACT_PROMPT
-from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, Usage
+from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, QuietSink, Usage
 from coding_harness.daemon.config.generation import request_payload
 from coding_harness.daemon.config.loader import Config
 from coding_harness.daemon.config.profiles import ProviderProfile
@@ -44,14 +44,6 @@ def context_limit(profile: ProviderProfile, config: Config) -> int:
     if isinstance(own, int) and own > 0:
         return own
     return config.agent.context_limits.get(profile.name, config.agent.context_limit)
-
-
-class _Quiet:
-    def text_delta(self, text: str) -> None:
-        pass
-
-    def reasoning_delta(self, text: str) -> None:
-        pass
 
 
 @dataclass(kw_only=True, slots=True)
@@ -168,7 +160,7 @@ class Compactor:
         }
         payload = request_payload(own, self._generation)
         try:
-            reply = await self._model.complete(payload, _Quiet())
+            reply = await self._model.complete(payload, QuietSink())
         except ModelError as exc:
             self._events.emit(
                 EventKind.NOTICE,

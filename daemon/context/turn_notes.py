@@ -26,7 +26,7 @@ from typing import Any
 
 from coding_harness.daemon.agent.model_errors import ModelBadRequest
 from coding_harness.daemon.agent.prompts import NOTES_PROMPT
-from coding_harness.daemon.agent.seams import JSONObject, Model, Usage
+from coding_harness.daemon.agent.seams import JSONObject, Model, QuietSink, Usage
 from coding_harness.daemon.config.generation import request_payload
 from coding_harness.daemon.config.loader import Config
 from coding_harness.daemon.config.profiles import ProviderProfile
@@ -173,7 +173,7 @@ def _asker(job: NotesJob, pool: ProviderPool) -> Ask:
     count = _usage_counter(job)
 
     async def ask(payload: JSONObject) -> str:
-        reply = await model.complete(payload, _Quiet())
+        reply = await model.complete(payload, QuietSink())
         if reply.usage is not None:
             count(reply.usage)
         return reply.content
@@ -296,13 +296,3 @@ def _usage_counter(job: NotesJob) -> Callable[[Usage], None]:
             session.store.record_usage(session.id, [row])
 
     return count
-
-
-class _Quiet:
-    """The notes are not the reply: nothing is streamed to the clients."""
-
-    def text_delta(self, text: str) -> None:
-        pass
-
-    def reasoning_delta(self, text: str) -> None:
-        pass

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from coding_harness.daemon.agent.model_errors import ModelError
-from coding_harness.daemon.agent.seams import JSONObject, Model, Usage
+from coding_harness.daemon.agent.seams import JSONObject, Model, QuietSink, Usage
 from coding_harness.daemon.config.generation import request_payload
 from coding_harness.protocol.vocabulary import ROUTES, Route
 
@@ -147,16 +147,6 @@ Request: {text}
 Category:"""
 
 
-class _Quiet:
-    """A stream sink that drops what it is given: the classifier's word is not the reply."""
-
-    def text_delta(self, text: str) -> None:
-        pass
-
-    def reasoning_delta(self, text: str) -> None:
-        pass
-
-
 def model_asker(
     model: Model,
     model_id: str,
@@ -174,7 +164,7 @@ def model_asker(
             ],
         }
         payload = request_payload(own, classifier_generation(generation))
-        reply = await model.complete(payload, _Quiet())
+        reply = await model.complete(payload, QuietSink())
         if reply.usage is not None:
             on_usage(reply.usage)
         return reply.content
