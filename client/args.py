@@ -131,8 +131,6 @@ class OneShotOptions:
         self.debug = False
         self.output_format = "text"
         self.version = False
-        # The key variables the config files name, once `config_defaults` read them.
-        self.key_names: list[str] | None = None
         for key, value in values.items():
             if not hasattr(self, key):
                 raise TypeError(f"unknown option {key!r}")

@@ -52,15 +52,26 @@ def key_names(home: Path, cwd: Path) -> list[str]:
 
 
 def apply_defaults(options: OneShotOptions, home: Path, cwd: Path) -> None:
-    """Turn on each of -q, --plain, --debug that the config sets to true, and keep the
-    key variables the same files name (`options.key_names`), so they are read once."""
-    found, options.key_names = _scan(home, cwd)
-    for key, value in found.items():
+    """Turn on each of -q, --plain, --debug that the config sets to true."""
+    for key, value in output_defaults(home, cwd).items():
         if value:
             setattr(options, key, True)
 
 
+# The last scan, by (home, cwd): a one-shot asks for the output defaults and then the
+# key names, and reads the files once for both.
+_last: tuple[tuple[Path, Path], tuple[dict[str, bool], list[str]]] | None = None
+
+
 def _scan(home: Path, cwd: Path) -> tuple[dict[str, bool], list[str]]:
+    global _last
+    if _last is not None and _last[0] == (home, cwd):
+        return _last[1]
+    _last = ((home, cwd), _read_files(home, cwd))
+    return _last[1]
+
+
+def _read_files(home: Path, cwd: Path) -> tuple[dict[str, bool], list[str]]:
     found: dict[str, bool] = {}
     names: dict[str, None] = {}  # ordered, without repeats
     files = ((global_config(home), True), (project_config(cwd), False), (legacy_config(home), True))

@@ -154,10 +154,7 @@ def _create_params(options: OneShotOptions, names: list[str] | None = None) -> d
 
 
 def _own_keys(options: OneShotOptions) -> list[str]:
-    """The key variables this user's own config files name, and the search keys (as
-    `harness` read them with the output defaults, else read now)."""
-    if options.key_names is not None:
-        return options.key_names
+    """The key variables this user's own config files name, and the search keys."""
     from coding_harness.client.session.config_defaults import key_names
 
     return key_names(paths.home_dir(), Path(options.cwd or Path.cwd()))

@@ -62,9 +62,13 @@ def test_a_one_shot_reads_each_config_file_once(
     _write(home / ".coding_harness.json", {"quiet": True, "providers": {"p": profile}})
     reads: list[Path] = []
     real_read = config_defaults._read
-    monkeypatch.setattr(
-        config_defaults, "_read", lambda path: reads.append(path) or real_read(path)
-    )
+
+    def counted(path: Path) -> dict[str, object]:
+        reads.append(path)
+        return real_read(path)
+
+    monkeypatch.setattr(config_defaults, "_read", counted)
+    monkeypatch.setenv("HOME", str(home))  # where the session's key names are read
     options = parse_oneshot(["-p", "hi", "--cwd", str(cwd)])
     apply_defaults(options, home, cwd)
     names = setup._own_keys(options)
