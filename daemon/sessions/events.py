@@ -47,8 +47,10 @@ def turn_finished(
     cost_usd: float | None = None,
     files_changed: Iterable[str] = (),
     interrupted: bool = False,
+    stopped: str | None = None,
 ) -> JSONObject:
-    """The data of a `turn.finished` event (`interrupted`: ended by a daemon restart)."""
+    """The data of a `turn.finished` event (`interrupted`: ended by a daemon restart;
+    `stopped`: why the agent loop stopped short of the model's answer, if it did)."""
     data: JSONObject = {
         "turn": turn,
         "exit_code": exit_code,
@@ -56,6 +58,7 @@ def turn_finished(
         "usage": (usage or Usage()).to_wire(),
         "cost_usd": cost_usd,
         "files_changed": list(files_changed),
+        "stopped": stopped,
     }
     if interrupted:
         data["interrupted"] = True

@@ -269,7 +269,7 @@ class TurnRunner:
                 state=state,
             )
             result = await drive_turn(self._deps, turn)
-            state.finish(result.reply, _exit_code(result, state.outcome))
+            state.finish(result.reply, _exit_code(result, state.outcome), result.stopped)
         except asyncio.CancelledError:
             _repair(session, state, request.id, CANCEL_NOTE)
             state.finish("(cancelled)", exit_codes.INTERRUPTED)

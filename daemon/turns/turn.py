@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from coding_harness.daemon.agent.loop import AgentLoop, LoopResult
+from coding_harness.daemon.agent.loop import AgentLoop, LoopResult, StopReason
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.config.loader import Config, home_dir
@@ -87,6 +87,7 @@ class TurnState:
     reply: str = ""
     exit_code: int = exit_codes.MODEL_ERROR  # until the turn says otherwise
     profile: ProviderProfile | None = None  # once resolved: it prices the turn
+    stopped: StopReason | None = None  # why the loop stopped short of an answer, if it did
 
     @classmethod
     def start(cls, session: Session, request: TurnRequest) -> TurnState:
@@ -100,8 +101,8 @@ class TurnState:
         recorder = StepRecorder(session, working, request.id)
         return cls(working=working, first=len(working) - 1, recorder=recorder)
 
-    def finish(self, reply: str, exit_code: int) -> None:
-        self.reply, self.exit_code = reply, exit_code
+    def finish(self, reply: str, exit_code: int, stopped: StopReason | None = None) -> None:
+        self.reply, self.exit_code, self.stopped = reply, exit_code, stopped
 
     def turn_messages(self) -> list[JSONObject]:
         """Copies of this turn's messages (all of them, after a compaction rebased it)."""
@@ -116,6 +117,7 @@ class TurnState:
             usage=self.usage,
             cost_usd=cost,
             files_changed=self.outcome.files_changed,
+            stopped=self.stopped,
         )
 
 
