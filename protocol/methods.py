@@ -47,6 +47,9 @@ MEMORY_SET: Final = "memory.set"
 # The one notification the daemon sends.
 EVENT: Final = "event"
 
+# Requests the daemon sends to a client that announced the capability.
+CLIENT_READ_TEXT_FILE: Final = "client.read_text_file"  # an editor's unsaved buffer
+
 
 class EventKind:
     """The `kind` of an `event` notification."""

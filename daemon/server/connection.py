@@ -7,6 +7,11 @@ count and in bytes (`QueueLimits`). Past the busy bound the connection is
 client is cut off ("too far behind"); it can attach again with `since_seq`
 and lose nothing. Replay waits for `room` between pages. Closing drops what
 still waits, so a client that leaves takes its backlog with it.
+
+The daemon may also ask a client something (`ask`, for a client that announced
+the capability): the request goes through the same queue, and the client's
+response, routed back by the socket server (`answer`), settles it. Whatever
+still waits for an answer fails at once when the connection closes.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from coding_harness.daemon.server.asks import AskFailed, JSONObject, PendingAsks
 from coding_harness.daemon.server.outgoing import MIB, fit_response
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
 
@@ -54,12 +60,14 @@ class Connection:
         self.initialized = False
         self.client_name = "unknown"
         self.can_approve = False
+        self.reads_buffers = False  # announced `capabilities.read_text_file`
         self.is_tool_descendant = False
         self.attached: set[str] = set()
         self.limits = limits or QueueLimits()
         self.max_message = max_message
         self._after_response: list[Callable[[], None]] = []
         self._answers: set[asyncio.Task[None]] = set()
+        self._asks = PendingAsks()
         self._writer = writer
         self._queue: deque[bytes] = deque()
         self._queued_bytes = 0
@@ -131,6 +139,31 @@ class Connection:
         self._answers.add(task)
         task.add_done_callback(self._answers.discard)
 
+    @property
+    def asking(self) -> bool:
+        """Whether the daemon waits for an answer from this client."""
+        return bool(self._asks)
+
+    async def ask(self, method: str, params: JSONObject, timeout: float) -> Any:  # noqa: ASYNC109
+        """Send the client a request and return its result; `AskFailed` when it answers
+        an error, does not answer within `timeout` seconds, or the connection closes."""
+        if self.closed.is_set():
+            raise AskFailed(f"{self.label} is closed")
+        ask_id, answered = self._asks.open()
+        try:
+            self.send({"jsonrpc": "2.0", "id": ask_id, "method": method, "params": params})
+            if self.closed.is_set():  # the send cut off a client too far behind
+                raise AskFailed(f"{self.label} closed before it was asked")
+            return await asyncio.wait_for(answered, timeout)
+        except TimeoutError:
+            raise AskFailed(f"{self.label} did not answer {method} within {timeout:g} s") from None
+        finally:
+            self._asks.forget(ask_id)
+
+    def answer(self, response: JSONObject) -> bool:
+        """Settle the ask a client's `response` answers; False when none waits for it."""
+        return self._asks.resolve(response)
+
     def after_response(self, action: Callable[[], None]) -> None:
         """Run `action` once the response to the current request is queued."""
         self._after_response.append(action)
@@ -147,6 +180,7 @@ class Connection:
             return
         self.closed.set()
         self._room.set()  # wakes a waiting replay, which sees the connection closed
+        self._asks.fail_all(f"{self.label} closed before it answered")
         self._writer_task.cancel()
         self._forget_queue()
         if abort:
@@ -190,3 +224,4 @@ class Connection:
             self.closed.set()
             self._room.set()
             self._forget_queue()
+            self._asks.fail_all(f"{self.label} broke off before it answered")

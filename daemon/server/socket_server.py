@@ -12,6 +12,8 @@ handed to the JSON-RPC endpoint; responses and events go out through the
 byte, an over-long one being discarded included, or it is closed; so silent
 or trickling peers cannot hold the connection slots. The cap on connections
 leaves file descriptors for the daemon's own work when the limit is low.
+A client's response settles the request the daemon sent it (`Connection.ask`);
+one nobody waits for is dropped, never answered.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import struct
 from collections.abc import Callable
 from pathlib import Path
 
+from coding_harness.daemon.server.asks import as_response
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.pid_lock import LockHeld, take_pid_lock
 from coding_harness.daemon.server.rpc import Deferred, Endpoint, error_response
@@ -218,6 +221,8 @@ class SocketServer:
             )
             conn.send(error_response(limit))
             return
+        if (conn.asking or _METHOD_KEY not in line) and _took_answer(line, conn):
+            return
         response = await self._endpoint.handle(line, conn)
         if isinstance(response, Deferred):
             conn.answer_later(response.answer)
@@ -238,6 +243,25 @@ class SocketServer:
                 conn.label,
                 self.message_timeout,
             )
+
+
+# Every request carries these bytes (its "method" member); a line without them is
+# never one, so only such a line, or any line while the daemon waits on the
+# connection, is looked at as a possible response.
+_METHOD_KEY = b'"method"'
+
+
+def _took_answer(line: bytes, conn: Connection) -> bool:
+    """Whether `line` is a response from the client, handed to the ask it answers
+    (or dropped when none waits for it)."""
+    response = as_response(line)
+    if response is None:
+        return False
+    if not conn.answer(response):
+        log.debug(
+            "%s: dropped a response to %r, which nothing waits for", conn.label, response["id"]
+        )
+    return True
 
 
 def connection_cap(limit: int = MAX_CONNECTIONS) -> int:
