@@ -14,7 +14,16 @@ from __future__ import annotations
 from coding_harness.client.session.text_input import UTF8_FIX, BadInput, utf8_problem
 from coding_harness.protocol.version import __version__
 
-SUBCOMMANDS = ("sessions", "attach", "approve", "trust", "doctor", "completions", "daemon")
+SUBCOMMANDS = (
+    "sessions",
+    "attach",
+    "approve",
+    "trust",
+    "doctor",
+    "completions",
+    "daemon",
+    "acp",
+)
 DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")
 SHELLS = ("bash", "zsh", "fish")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -36,6 +45,8 @@ subcommands:
   trust                      trust this project's .local_coding_harness.json
   doctor                     check the set-up; each problem with its fix
   completions bash|zsh|fish  print a shell completion script
+  acp                        an Agent Client Protocol agent on stdin/stdout,
+                             for editors (docs/editors.md)
   daemon start|stop|restart  control the daemon (harness starts it anyway)
   daemon status              pid, version, uptime; exit 4 when none answers
   daemon logs [-n N] [-f]    the end of the daemon's log: N lines, or follow

@@ -136,6 +136,7 @@ _SUBCOMMAND_MODULES = {
     "trust": "commands.trust",
     "doctor": "commands.doctor",
     "completions": "commands.completions",
+    "acp": "acp.main",
 }
 
 

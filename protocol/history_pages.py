@@ -27,17 +27,29 @@ def read_history(
         params["limit"] = limit
     while True:
         page = conn.request(methods.SESSION_HISTORY, params)
-        _join(messages, page)
-        following, text_offset = page.get("next_offset"), page.get("next_text_offset") or 0
+        join_page(messages, page)
+        following = next_page_params(session, page, len(messages), limit)
         if following is None:
             return messages
-        params = {"session": session, "offset": following}
-        if text_offset:  # the rest of a long message
-            params["text_offset"] = text_offset
-        elif limit is not None:
-            if len(messages) >= limit:
-                return messages
-            params["limit"] = limit - len(messages)
+        params = following
+
+
+def next_page_params(
+    session: str, page: dict[str, Any], fetched: int = 0, limit: int | None = None
+) -> dict[str, Any] | None:
+    """The params of the page after `page`, or None when it was the last one wanted
+    (`fetched` messages so far, at most `limit`)."""
+    following, text_offset = page.get("next_offset"), page.get("next_text_offset") or 0
+    if following is None:
+        return None
+    params: dict[str, Any] = {"session": session, "offset": following}
+    if text_offset:  # the rest of a long message
+        params["text_offset"] = text_offset
+    elif limit is not None:
+        if fetched >= limit:
+            return None
+        params["limit"] = limit - fetched
+    return params
 
 
 def read_message_text(conn: Connection, session: str, index: int) -> str:
@@ -47,7 +59,8 @@ def read_message_text(conn: Connection, session: str, index: int) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _join(messages: list[dict[str, Any]], page: dict[str, Any]) -> None:
+def join_page(messages: list[dict[str, Any]], page: dict[str, Any]) -> None:
+    """Add a page's messages to `messages`, joining a long message's slices."""
     partial = page.get("partial") or {}
     for message in page.get("messages") or []:
         if partial.get("start") and messages:

@@ -33,6 +33,7 @@ SUMMARIES = {
     "doctor": "check the set-up",
     "completions": "print a shell completion script",
     "daemon": "start, stop or inspect the daemon",
+    "acp": "an Agent Client Protocol agent for editors",
 }
 # Flags whose values come from the user's set-up (asked at Tab time).
 DYNAMIC = {"provider": "provider", "model": "model", "session": "session"}
@@ -70,7 +71,7 @@ _harness() {
                     COMPREPLY=($(compgen -W "$(_harness_values session)" -- "$cur"))
                 fi
                 return;;
-            sessions|trust|doctor)
+            sessions|trust|doctor|acp)
                 return;;
         esac
     fi
@@ -119,7 +120,7 @@ _harness() {
                 return;;
             completions) (( CURRENT == 3 )) && compadd @SHELLS@; return;;
             attach|approve) (( CURRENT == 3 )) && _harness_values session; return;;
-            sessions|trust|doctor) return;;
+            sessions|trust|doctor|acp) return;;
         esac
     fi
     _arguments -s \\

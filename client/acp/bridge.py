@@ -1,0 +1,176 @@
+"""The bridge's state and its two dispatchers: what the editor asks, what the daemon sends.
+
+`Bridge.from_editor` routes each ACP method to its handler (the tables in
+`handlers.py`, handed over by `main.py`);
+`Bridge.from_daemon` turns each daemon event into `session/update`
+notifications for the sessions this editor has open, hands approvals to
+`Approvals`, and answers the daemon's `client.read_text_file` by asking the
+editor for its buffer. ACP's error codes: -32602 for a bad request, -32002 for
+an unknown session, -32603 with a message a person can act on for the rest.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp import schema
+from pydantic import ValidationError
+
+from coding_harness.client.acp.approvals import Approvals
+from coding_harness.client.acp.peer import INVALID_PARAMS, METHOD_NOT_FOUND, Peer, RpcFailure
+from coding_harness.client.acp.translate import SessionView, Update
+from coding_harness.protocol import methods
+from coding_harness.protocol.events import Event, parse_event
+from coding_harness.protocol.methods import EventKind
+
+log = logging.getLogger(__name__)
+
+SESSION_UPDATE = "session/update"
+READ_TEXT_FILE = "fs/read_text_file"
+CLIENT_READ_TEXT_FILE = "client.read_text_file"
+RESOURCE_NOT_FOUND = -32002
+
+
+def invalid(exc: ValidationError) -> RpcFailure:
+    problems = exc.errors()
+    if not problems:
+        return RpcFailure(INVALID_PARAMS, f"invalid params: {exc}")
+    first = problems[0]
+    where = ".".join(str(part) for part in first["loc"]) or "params"
+    return RpcFailure(INVALID_PARAMS, f"invalid params: {where}: {first['msg']}")
+
+
+@dataclass(kw_only=True, slots=True)
+class Turns:
+    """The prompts waiting for their turn to finish, per session."""
+
+    waiting: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    finished: dict[str, dict[str, Any]] = field(default_factory=dict)  # came before the wait
+
+    def wait_for(self, turn: str) -> asyncio.Future[dict[str, Any]]:
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        early = self.finished.pop(turn, None)
+        if early is not None:
+            future.set_result(early)
+        else:
+            self.waiting[turn] = future
+        return future
+
+    def finish(self, turn: str, data: dict[str, Any]) -> None:
+        future = self.waiting.pop(turn, None)
+        if future is None:
+            self.finished[turn] = data
+            if len(self.finished) > 64:
+                self.finished.pop(next(iter(self.finished)))
+        elif not future.done():
+            future.set_result(data)
+
+
+Handler = Callable[["Bridge", dict[str, Any]], Awaitable[Any]]
+
+
+class Bridge:
+    def __init__(self, requests: dict[str, Handler], notifications: dict[str, Handler]) -> None:
+        self.requests = requests
+        self.notifications = notifications
+        self.editor: Peer | None = None
+        self.daemon: Peer | None = None
+        self.approvals: Approvals | None = None
+        self.client_capabilities = schema.ClientCapabilities()
+        self.views: dict[str, SessionView] = {}
+        self.key_env: dict[str, list[str]] = {}  # session -> variables its profiles read
+        self.turns = Turns()
+        self.held: dict[str, list[Event]] = {}  # events that arrive while a load replays
+        self._asking: set[asyncio.Future[None]] = set()
+
+    # -- the editor's side -----------------------------------------------
+    async def from_editor(self, method: str, params: Any, is_notification: bool) -> Any:
+        handler = self.requests.get(method)
+        if handler is None:
+            if is_notification and method in self.notifications:
+                await self.notifications[method](self, params if isinstance(params, dict) else {})
+                return None
+            raise RpcFailure(METHOD_NOT_FOUND, f"{method} is not supported by this agent")
+        if method != "initialize" and self.daemon is None:
+            raise RpcFailure(-32000, "send initialize first")
+        try:
+            return await handler(self, params if isinstance(params, dict) else {})
+        except ValidationError as exc:
+            raise invalid(exc) from None
+
+    def view(self, session: str) -> SessionView:
+        view = self.views.get(session)
+        if view is None:
+            raise RpcFailure(
+                RESOURCE_NOT_FOUND,
+                f"session {session} is not open here; use session/load or session/new",
+            )
+        return view
+
+    async def ask_daemon(self, method: str, params: dict[str, Any], timeout: float = 60) -> Any:  # noqa: ASYNC109
+        assert self.daemon is not None
+        try:
+            return await self.daemon.request(method, params, timeout=timeout)
+        except RpcFailure as failure:
+            code = RESOURCE_NOT_FOUND if failure.code == -32010 else failure.code
+            raise RpcFailure(code, failure.message, failure.data) from None
+
+    async def send_updates(self, session: str, updates: list[Update]) -> None:
+        assert self.editor is not None
+        for update in updates:
+            note = schema.SessionNotification(session_id=session, update=update)
+            await self.editor.notify(
+                SESSION_UPDATE, note.model_dump(mode="json", by_alias=True, exclude_none=True)
+            )
+
+    # -- the daemon's side -----------------------------------------------
+    async def from_daemon(self, method: str, params: Any, is_notification: bool) -> Any:
+        if method == CLIENT_READ_TEXT_FILE and not is_notification:
+            return await self._read_buffer(params)
+        if method != methods.EVENT:
+            raise RpcFailure(METHOD_NOT_FOUND, f"the bridge does not take {method}")
+        event = parse_event({"method": method, "params": params})
+        if event is None:
+            return None
+        held = self.held.get(event.session)
+        if held is not None:
+            held.append(event)
+            return None
+        await self.deliver(event)
+        return None
+
+    async def deliver(self, event: Event) -> None:
+        view = self.views.get(event.session)
+        if view is None:
+            return
+        if event.kind == EventKind.APPROVAL_REQUESTED and self.approvals is not None:
+            task = asyncio.ensure_future(self.approvals.requested(view, event.data))
+            self._asking.add(task)
+            task.add_done_callback(self._asking.discard)
+            return
+        if event.kind == EventKind.APPROVAL_RESOLVED and self.approvals is not None:
+            await self.approvals.resolved_elsewhere(event.data)
+            return
+        await self.send_updates(view.id, view.updates(event))
+        if event.kind == EventKind.TURN_FINISHED:
+            self.turns.finish(event.text("turn"), event.data)
+
+    async def _read_buffer(self, params: Any) -> dict[str, Any]:
+        """The editor's text of a file (unsaved changes included), for read_file."""
+        if not isinstance(params, dict) or self.editor is None:
+            return {"content": None}
+        fs = self.client_capabilities.fs
+        if fs is None or not fs.read_text_file:
+            return {"content": None}
+        request = schema.ReadTextFileRequest(
+            session_id=str(params.get("session")), path=str(params.get("path"))
+        )
+        answer = await self.editor.request(
+            READ_TEXT_FILE, request.model_dump(mode="json", by_alias=True, exclude_none=True), 5
+        )
+        content = answer.get("content") if isinstance(answer, dict) else None
+        return {"content": content if isinstance(content, str) else None}

@@ -1,0 +1,231 @@
+"""What each ACP request does, in terms of the daemon's methods.
+
+`initialize` connects to the daemon (starting it) and says what this agent
+offers; `session/new` is `session.create` plus `session.attach`, so the ACP
+session id is the daemon's and `harness attach ID` joins the same session;
+`session/load` attaches and replays the stored conversation first;
+`session/resume` attaches without replay; `session/list` lists the daemon's
+sessions; `session/close` detaches, and closes the daemon's session only when no
+other client is on it. Prompts are in `prompting.py`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from acp import helpers, schema
+
+from coding_harness.client.acp import prompting
+from coding_harness.client.acp.approvals import Approvals
+from coding_harness.client.acp.bridge import Bridge, Handler
+from coding_harness.client.acp.daemon_link import open_daemon, session_keys
+from coding_harness.client.acp.peer import RpcFailure, ThenAnswer
+from coding_harness.client.acp.translate import SessionView
+from coding_harness.protocol import methods
+from coding_harness.protocol.client import DaemonUnreachable
+from coding_harness.protocol.history_pages import join_page, next_page_params
+from coding_harness.protocol.version import __version__
+
+log = logging.getLogger(__name__)
+
+ACP_VERSION = 1
+
+
+def _wire(model: Any) -> Any:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+async def initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
+    request = schema.InitializeRequest.model_validate(params)
+    if request.client_capabilities is not None:
+        bridge.client_capabilities = request.client_capabilities
+    fs = bridge.client_capabilities.fs
+    editor = request.client_info.name if request.client_info else "editor"
+    if bridge.daemon is None:
+        try:
+            bridge.daemon = await open_daemon(
+                bridge.from_daemon, editor=editor, read_files=bool(fs and fs.read_text_file)
+            )
+        except DaemonUnreachable as exc:
+            raise RpcFailure(-32603, str(exc)) from None
+        assert bridge.editor is not None
+        bridge.approvals = Approvals(editor=bridge.editor, daemon=bridge.daemon)
+    capabilities = schema.AgentCapabilities(
+        load_session=True,
+        prompt_capabilities=schema.PromptCapabilities(
+            embedded_context=True, image=False, audio=False
+        ),
+        session_capabilities=schema.SessionCapabilities(
+            list=schema.SessionListCapabilities(),
+            resume=schema.SessionResumeCapabilities(),
+            close=schema.SessionCloseCapabilities(),
+        ),
+    )
+    response = schema.InitializeResponse(
+        protocol_version=ACP_VERSION,
+        agent_capabilities=capabilities,
+        auth_methods=await _auth_methods(bridge),
+        agent_info=schema.Implementation(
+            name="coding-harness", title="coding-harness", version=__version__
+        ),
+    )
+    return _wire(response)
+
+
+async def _missing_key(bridge: Bridge) -> str | None:
+    """The key variable the default profile reads, when neither we nor the daemon have it."""
+    listing = await bridge.ask_daemon(methods.PROVIDER_LIST, {})
+    for profile in listing.get("providers", []) if isinstance(listing, dict) else []:
+        if not isinstance(profile, dict) or not profile.get("active"):
+            continue
+        variable = profile.get("api_key_env")
+        if isinstance(variable, str) and profile.get("key_present") is False:
+            return None if os.environ.get(variable) else variable
+    return None
+
+
+async def _auth_methods(bridge: Bridge) -> list[Any]:
+    variable = await _missing_key(bridge)
+    if variable is None:
+        return []
+    method = schema.EnvVarAuthMethod(
+        type="env_var",
+        id=f"env:{variable}",
+        name=f"Set {variable}",
+        description=f"The model profile reads its API key from {variable}; set it in the "
+        "environment the editor starts `harness acp` with, then restart the agent.",
+        vars=[schema.AuthEnvVar(name=variable)],
+    )
+    return [method]
+
+
+async def authenticate(bridge: Bridge, params: dict[str, Any]) -> Any:
+    request = schema.AuthenticateRequest.model_validate(params)
+    variable = request.method_id.removeprefix("env:")
+    if request.method_id.startswith("env:") and not os.environ.get(variable):
+        raise RpcFailure(
+            -32000,
+            f"{variable} is not set in the environment of `harness acp`; add it to the "
+            "agent's env in the editor's settings (or export it before starting the editor)",
+        )
+    return {}
+
+
+async def new_session(bridge: Bridge, params: dict[str, Any]) -> Any:
+    request = schema.NewSessionRequest.model_validate(params)
+    create = {"cwd": request.cwd, "env": session_keys(request.cwd)}
+    created = await bridge.ask_daemon(methods.SESSION_CREATE, create)
+    session = str(created["session"])
+    bridge.key_env[session] = list(created.get("key_env") or [])
+    view = await _attach(bridge, session, str(created.get("cwd") or request.cwd))
+    notes = [str(problem) for problem in created.get("config_problems") or []]
+    if created.get("notice"):
+        notes.append(str(created["notice"]))
+    if request.mcp_servers:
+        names = ", ".join(server.name for server in request.mcp_servers)
+        notes.append(f"MCP servers from the editor are not used yet: {names}")
+    response = schema.NewSessionResponse(session_id=session)
+    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, notes))
+
+
+async def _attach(bridge: Bridge, session: str, cwd: str) -> SessionView:
+    summary = await bridge.ask_daemon(methods.SESSION_ATTACH, {"session": session})
+    view = SessionView(session, cwd or str(summary.get("cwd", "")))
+    view.last_seq = int(summary.get("last_seq") or 0)
+    try:
+        context = await bridge.ask_daemon(methods.SESSION_CONTEXT, {"session": session})
+        view.context_size = int(context.get("context_limit") or 0)
+    except (RpcFailure, TypeError, ValueError) as exc:
+        log.info("no context size for %s: %s", session, exc)
+    bridge.views[session] = view
+    return view
+
+
+async def _introduce(bridge: Bridge, view: SessionView, notes: list[str]) -> None:
+    """After the answer that opened a session: its commands, and anything to say."""
+    await bridge.send_updates(view.id, [await prompting.available_commands(bridge, view)])
+    if notes:
+        text = "".join(f"[{note}]\n" for note in notes)
+        await bridge.send_updates(view.id, [helpers.update_agent_thought_text(text)])
+
+
+async def load_session(bridge: Bridge, params: dict[str, Any]) -> Any:
+    request = schema.LoadSessionRequest.model_validate(params)
+    session = request.session_id
+    bridge.held[session] = []  # live events wait until the replay is out
+    try:
+        view = await _attach(bridge, session, request.cwd)
+        messages = await _history(bridge, session)
+        await bridge.send_updates(session, list(view.replay(messages)))
+    finally:
+        held = bridge.held.pop(session, [])
+    for event in held:
+        await bridge.deliver(event)
+    return ThenAnswer(_wire(schema.LoadSessionResponse()), lambda: _introduce(bridge, view, []))
+
+
+async def _history(bridge: Bridge, session: str) -> list[dict[str, Any]]:
+    """The whole stored conversation, page by page."""
+    messages: list[dict[str, Any]] = []
+    params: dict[str, Any] | None = {"session": session}
+    while params is not None:
+        page = await bridge.ask_daemon(methods.SESSION_HISTORY, params)
+        join_page(messages, page)
+        params = next_page_params(session, page, len(messages))
+    return messages
+
+
+async def resume_session(bridge: Bridge, params: dict[str, Any]) -> Any:
+    request = schema.ResumeSessionRequest.model_validate(params)
+    view = await _attach(bridge, request.session_id, request.cwd)
+    return ThenAnswer(_wire(schema.ResumeSessionResponse()), lambda: _introduce(bridge, view, []))
+
+
+async def list_sessions(bridge: Bridge, params: dict[str, Any]) -> Any:
+    request = schema.ListSessionsRequest.model_validate(params)
+    listing = await bridge.ask_daemon(methods.SESSION_LIST, {})
+    sessions = [
+        schema.SessionInfo(
+            session_id=str(row["session"]),
+            cwd=str(row.get("cwd", "")),
+            updated_at=_iso(row.get("last_activity")),
+        )
+        for row in listing.get("sessions", [])
+        if isinstance(row, dict) and (request.cwd is None or row.get("cwd") == request.cwd)
+    ]
+    return _wire(schema.ListSessionsResponse(sessions=sessions))
+
+
+def _iso(when: Any) -> str | None:
+    if not isinstance(when, (int, float)):
+        return None
+    return datetime.fromtimestamp(when, tz=UTC).isoformat()
+
+
+async def close_session(bridge: Bridge, params: dict[str, Any]) -> Any:
+    request = schema.CloseSessionRequest.model_validate(params)
+    session = request.session_id
+    bridge.view(session)
+    await bridge.ask_daemon(methods.SESSION_DETACH, {"session": session})
+    bridge.views.pop(session, None)
+    listing = await bridge.ask_daemon(methods.SESSION_LIST, {})
+    row = next((r for r in listing.get("sessions", []) if r.get("session") == session), None)
+    if row is not None and not row.get("clients") and row.get("state") == "idle":
+        await bridge.ask_daemon(methods.SESSION_CLOSE, {"session": session})
+    return {}
+
+
+REQUESTS: dict[str, Handler] = {
+    "initialize": initialize,
+    "authenticate": authenticate,
+    "session/new": new_session,
+    "session/load": load_session,
+    "session/resume": resume_session,
+    "session/list": list_sessions,
+    "session/close": close_session,
+    "session/prompt": prompting.prompt,
+}
+NOTIFICATIONS: dict[str, Handler] = {"session/cancel": prompting.cancel}
