@@ -7,13 +7,19 @@ do, and scripts the model with the fake server.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import signal
+import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.acp_editor import Editor, open_editor, text_prompt
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client
+from tests.support.tmux_terminal import Terminal
 
 TIMEOUT = 60
 
@@ -68,3 +74,138 @@ def test_a_prompt_reads_a_file_and_the_editor_approves_the_edit(
     with client(sandbox.socket, "check") as check:  # the ACP session id is the daemon's
         listed = check.request("session.list", {})["sessions"]
     assert session in [row["session"] for row in listed]
+
+
+def test_a_terminal_answers_first_and_the_editors_question_is_withdrawn(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
+        Reply(content="Done."),
+    )
+    editor = Editor()  # holds its permission requests: the terminal answers first
+
+    async def scenario() -> Any:
+        async with open_editor(sandbox.env, calc_project, editor) as conn:
+            session = await conn.new_session(cwd=str(calc_project), mcp_servers=[])
+            prompt = asyncio.ensure_future(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("fix calc.py"))
+            )
+            await until(lambda: editor.permission_requests, "the permission request")
+            approver = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "coding_harness.client", "approve", session.session_id,
+                env=sandbox.env, cwd=str(calc_project),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
+            )  # fmt: skip
+            try:
+                assert approver.stdin is not None
+                approver.stdin.write(b"y\n")
+                await approver.stdin.drain()
+                answer = await prompt
+            finally:
+                approver.send_signal(signal.SIGINT)
+                await approver.wait()
+            return answer
+
+    answer = run(scenario())
+    assert answer.stop_reason == "end_turn"
+    assert (calc_project / "calc.py").read_text() == FIXED
+    permission_ids = [
+        m["id"] for m in editor.incoming if m.get("method") == "session/request_permission"
+    ]
+    assert editor.cancelled_requests() == permission_ids  # withdrawn with $/cancel_request
+    [call_id] = [s.tool_call_id for s in editor.of_kind("tool_call") if s.kind == "edit"]
+    statuses = [u.status for u in editor.of_kind("tool_call_update") if u.tool_call_id == call_id]
+    assert "in_progress" in statuses  # the terminal's yes shows on the editor's tool call
+
+
+def test_cancel_mid_turn_ends_the_prompt_as_cancelled(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    model.add(Reply(content="Too slow.", delay=30))
+    editor = Editor()
+
+    async def scenario() -> Any:
+        async with open_editor(sandbox.env, calc_project, editor) as conn:
+            session = await conn.new_session(cwd=str(calc_project), mcp_servers=[])
+            prompt = asyncio.ensure_future(
+                conn.prompt(session_id=session.session_id, prompt=text_prompt("fix calc.py"))
+            )
+            await until(lambda: model.requests, "the model request")
+            await conn.cancel(session_id=session.session_id)
+            return await prompt
+
+    answer = run(scenario())
+    assert answer.stop_reason == "cancelled"
+    assert "Too slow." not in editor.text()
+
+
+def test_load_replays_the_conversation_before_it_answers(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    model.add(
+        Reply(content="Reading.", tool_calls=[tool_call("read_file", path="calc.py")]),
+        Reply(content="It subtracts."),
+    )
+    first, second = Editor(), Editor()
+
+    async def scenario() -> tuple[int, list[str]]:
+        async with open_editor(sandbox.env, calc_project, first) as conn:
+            session = await conn.new_session(cwd=str(calc_project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=text_prompt("explain calc.py"))
+        async with open_editor(sandbox.env, calc_project, second) as conn:
+            await conn.load_session(
+                session_id=session.session_id, cwd=str(calc_project), mcp_servers=[]
+            )
+            replayed = len(second.updates)  # what came before the answer
+            listed = await conn.list_sessions(cwd=str(calc_project))
+            return replayed, [info.session_id for info in listed.sessions]
+
+    replayed, listed = run(scenario())
+    kinds = second.kinds()[:replayed]
+    assert kinds[:4] == [
+        "user_message_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "tool_call_update",
+    ]
+    assert second.text("user_message_chunk") == "explain calc.py"
+    assert "It subtracts." in second.text()
+    [result] = second.of_kind("tool_call_update")
+    assert BUGGY in result.content[0].content.text  # the tool's result, replayed
+    assert len(listed) == 1
+
+
+def test_two_editors_and_a_terminal_see_each_others_prompts(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    model.add(Reply(content="Answer A."), Reply(content="Answer T."), Reply(content="Answer B."))
+    one, two = Editor(), Editor()
+
+    async def scenario() -> None:
+        async with (
+            open_editor(sandbox.env, calc_project, one) as a,
+            open_editor(sandbox.env, calc_project, two) as b,
+        ):
+            session = (await a.new_session(cwd=str(calc_project), mcp_servers=[])).session_id
+            await b.resume_session(session_id=session, cwd=str(calc_project))
+            term = Terminal(sandbox, calc_project, "repl", "attach", session)
+            try:
+                await asyncio.to_thread(term.wait_until, lambda: ">" in term.text(), "the prompt")
+                await a.prompt(session_id=session, prompt=text_prompt("question from A"))
+                await asyncio.to_thread(term.wait_for, "Answer A.")
+                term.type("question from the terminal")
+                await until(lambda: "Answer T." in two.text(), "the terminal's turn")
+                await b.prompt(session_id=session, prompt=text_prompt("question from B"))
+                await asyncio.to_thread(term.wait_for, "Answer B.")
+            finally:
+                term.close()
+
+    run(scenario())
+    assert one.text("user_message_chunk") == "question from the terminal" + "question from B"
+    assert two.text("user_message_chunk") == "question from A" + "question from the terminal"
+    for editor in (one, two):
+        assert all(f"Answer {x}." in editor.text() for x in "ATB")
