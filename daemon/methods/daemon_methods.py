@@ -92,7 +92,9 @@ def _introduce(conn: Connection, client: Any, capabilities: Any) -> None:
     conn.initialized = True
     if isinstance(client, dict):
         conn.client_name = str(client.get("name", "unknown"))[:64]
-    conn.can_approve = bool(isinstance(capabilities, dict) and capabilities.get("approvals"))
+    announced = capabilities if isinstance(capabilities, dict) else {}
+    conn.can_approve = bool(announced.get("approvals"))
+    conn.reads_buffers = announced.get("read_text_file") is True
 
 
 async def _open(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any] | None:

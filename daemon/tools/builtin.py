@@ -3,9 +3,11 @@
 Names and parameters are part of the contract (prompts and scripted tests use
 them). `build_tools` binds them to one turn's `ToolContext`; web_search is
 offered only when the context carries a search engine, and commit_plan (from
-`planning.py`) only when it carries the session's plan. read_file records the
-text it showed in the session's `seen.SeenTexts`, the base write_file is
-checked against.
+`planning.py`) only when it carries the session's plan. read_file asks the
+context's editor buffers first, once the path passed the workspace's checks,
+and reads the disk when they have nothing; it records the text it showed in
+the session's `seen.SeenTexts`, the base write_file is checked against, only
+when that text is the file's on disk.
 """
 
 from __future__ import annotations
@@ -39,17 +41,28 @@ _HIDDEN = "Hidden files (dotfiles, names ending in '~', '#...#') are off limits.
     [("path", _PATH)],
 )
 async def read_file(ctx: ToolContext, *, path: str) -> str:
-    text = await asyncio.to_thread(files.read_file, ctx.workspace, path)
-    await asyncio.to_thread(_note_read, ctx, path, text)
+    buffer = None
+    if ctx.buffers is not None:
+        # Hidden files and paths outside the workspace are refused before anyone is asked.
+        real = await asyncio.to_thread(ctx.workspace.resolve_visible, path)
+        buffer = await ctx.buffers.read_text(real)
+    if buffer is None:
+        text = await asyncio.to_thread(files.read_file, ctx.workspace, path)
+    else:
+        text = files.buffer_text(buffer, path)
+    await asyncio.to_thread(_note_read, ctx, path, text, buffer)
     return text
 
 
-def _note_read(ctx: ToolContext, path: str, shown: str) -> None:
-    """Record the file's text as seen when read_file showed all of it (empty counts)."""
+def _note_read(ctx: ToolContext, path: str, shown: str, buffer: str | None = None) -> None:
+    """Record the file's text as seen when read_file showed all of it (empty counts);
+    an editor's `buffer` only when it is the text on disk."""
     with contextlib.suppress(ToolRefusal, OSError):
         real = ctx.workspace.resolve_visible(path)
         current = read_current(real, path)
-        if current is not None and (current == shown or not current):
+        if current is None or (buffer is not None and buffer != current):
+            return
+        if current == shown or not current:
             seen_texts(ctx).note(ctx.workspace.relative(real), current)
 
 

@@ -10,6 +10,7 @@ addresses, no web search.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from coding_harness.daemon.agent.seams import Approver, EventSink
@@ -55,6 +56,14 @@ class PlanHooks(Protocol):
         ...
 
 
+class BufferSource(Protocol):
+    """The text an editor holds for a file, unsaved changes included."""
+
+    async def read_text(self, path: Path) -> str | None:
+        """The buffer's text of the real, absolute `path`; None: read the disk."""
+        ...
+
+
 @dataclass(kw_only=True, slots=True)
 class ToolContext:
     """Everything a tool call may use; one per turn."""
@@ -79,6 +88,8 @@ class ToolContext:
     secrets: Secrets = field(default_factory=Secrets)
     # Variables commands get besides the built-in allow-list (`agent.env_pass`).
     env_pass: tuple[str, ...] = ()
+    # An attached editor's buffers, which read_file asks before the disk; None: the disk.
+    buffers: BufferSource | None = None
 
     def command_environment(self) -> dict[str, str]:
         """The whole environment of a command this turn runs (run_shell, make check)."""

@@ -2,7 +2,8 @@
 
 Both take paths through `Workspace` (inside the workspace, hidden names
 refused), open nothing but regular files (a FIFO or a device would block or
-misbehave), and cap what they return so one call cannot flood the context.
+misbehave), and cap what they return so one call cannot flood the context;
+an editor's buffer text that read_file shows gets the same cap (`buffer_text`).
 list_dir reports an entry it cannot examine (a symlink loop) with a note rather
 than failing the listing. They are plain blocking functions; the tool registry
 runs them in a thread. grep lives in `code_search.py`.
@@ -71,7 +72,16 @@ def read_file(workspace: Workspace, path: str) -> str:
     limit = READ_CAP_CHARS * 4 + 4
     data, size = read_regular(real, path, limit)
     complete = len(data) < limit
-    text = decode_text(data, complete, path)
+    return _shown(decode_text(data, complete, path), path, complete, size)
+
+
+def buffer_text(text: str, path: str) -> str:
+    """An editor buffer's text as read_file shows it: the same cap, the same note for
+    an empty file."""
+    return _shown(text, path, complete=True, size=len(text))
+
+
+def _shown(text: str, path: str, complete: bool, size: int) -> str:
     if complete and not text:
         return f"('{path}' is empty; to change it, call propose_edit with old set to \"\")"
     if complete and len(text) <= READ_CAP_CHARS:

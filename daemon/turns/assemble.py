@@ -1,11 +1,12 @@
 """Building one turn's parts from the session, its options and the config.
 
 The tool context (workspace, approvals, dry run and -y, allowed extra
-commands, fetch policy, search engine, the plan), the agent loop (model with
-retries, limits, progress probe, token budgets, compaction) and the system
-prompt (rules, local services, AGENTS.md, the plan). Everything a turn needs
-is resolved here when it starts, so a config reload never changes a turn in
-flight.
+commands, fetch policy, search engine, the plan, the buffers of an attached
+editor), the agent loop (model with retries, limits, progress probe, token
+budgets, compaction) and the system prompt (rules, local services, AGENTS.md,
+the plan). Everything a turn needs is resolved here when it starts, so a
+config reload never changes a turn in flight; only the editor whose buffers
+read_file asks is looked up at each read, so one that attaches mid-turn counts.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import with_retries
 from coding_harness.daemon.security.secrets import Secrets, collect_secrets
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
+from coding_harness.daemon.sessions.editor_buffers import EditorBuffers
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutcome
@@ -80,6 +82,7 @@ def tool_context(
         plans=plans,
         secrets=session_secrets(session, config),
         env_pass=config.agent.env_pass,
+        buffers=EditorBuffers(session),
     )
 
 
