@@ -21,7 +21,14 @@ from acp import schema
 from pydantic import ValidationError
 
 from coding_harness.client.acp.approvals import Approvals
-from coding_harness.client.acp.peer import INVALID_PARAMS, METHOD_NOT_FOUND, Peer, RpcFailure
+from coding_harness.client.acp.peer import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    Peer,
+    PeerClosed,
+    RpcFailure,
+)
 from coding_harness.client.acp.translate import SessionView, Update
 from coding_harness.protocol import methods
 from coding_harness.protocol.events import Event, parse_event
@@ -33,6 +40,10 @@ SESSION_UPDATE = "session/update"
 READ_TEXT_FILE = "fs/read_text_file"
 CLIENT_READ_TEXT_FILE = "client.read_text_file"
 RESOURCE_NOT_FOUND = -32002
+DAEMON_GONE = (
+    "the connection to the coding-harness daemon was lost (it stopped or restarted); "
+    "restart the agent in the editor, and see `harness daemon logs` if it happens again"
+)
 
 
 def invalid(exc: ValidationError) -> RpcFailure:
@@ -60,6 +71,13 @@ class Turns:
             self.waiting[turn] = future
         return future
 
+    def fail_all(self, failure: RpcFailure) -> None:
+        """The daemon went away: no waiting prompt will hear its turn end."""
+        for future in self.waiting.values():
+            if not future.done():
+                future.set_exception(failure)
+        self.waiting.clear()
+
     def finish(self, turn: str, data: dict[str, Any]) -> None:
         future = self.waiting.pop(turn, None)
         if future is None:
@@ -86,6 +104,9 @@ class Bridge:
         self.turns = Turns()
         self.held: dict[str, list[Event]] = {}  # events that arrive while a load replays
         self._asking: set[asyncio.Future[None]] = set()
+        self.watcher: asyncio.Future[None] | None = None
+        self.initialize_seen = False
+        self.ready = asyncio.Event()  # set once initialize has answered
 
     # -- the editor's side -----------------------------------------------
     async def from_editor(self, method: str, params: Any, is_notification: bool) -> Any:
@@ -95,8 +116,14 @@ class Bridge:
                 await self.notifications[method](self, params if isinstance(params, dict) else {})
                 return None
             raise RpcFailure(METHOD_NOT_FOUND, f"{method} is not supported by this agent")
-        if method != "initialize" and self.daemon is None:
+        if method == "initialize":
+            self.initialize_seen = True
+        elif not self.initialize_seen:
             raise RpcFailure(-32000, "send initialize first")
+        elif not self.ready.is_set():  # initialize is still connecting: wait for it
+            await self.ready.wait()
+        if method != "initialize" and self.daemon is None:
+            raise RpcFailure(-32000, "initialize failed: the daemon is not connected")
         try:
             return await handler(self, params if isinstance(params, dict) else {})
         except ValidationError as exc:
@@ -115,6 +142,8 @@ class Bridge:
         assert self.daemon is not None
         try:
             return await self.daemon.request(method, params, timeout=timeout)
+        except PeerClosed:
+            raise RpcFailure(INTERNAL_ERROR, DAEMON_GONE) from None
         except RpcFailure as failure:
             code = RESOURCE_NOT_FOUND if failure.code == -32010 else failure.code
             raise RpcFailure(code, failure.message, failure.data) from None
@@ -142,6 +171,13 @@ class Bridge:
             return None
         await self.deliver(event)
         return None
+
+    async def watch_daemon(self) -> None:
+        """When the daemon's connection ends, the prompts still waiting fail with the fix."""
+        assert self.daemon is not None
+        await self.daemon.ended.wait()
+        log.warning("%s", DAEMON_GONE)
+        self.turns.fail_all(RpcFailure(INTERNAL_ERROR, DAEMON_GONE))
 
     async def deliver(self, event: Event) -> None:
         view = self.views.get(event.session)

@@ -11,6 +11,7 @@ other client is on it. Prompts are in `prompting.py`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from datetime import UTC, datetime
@@ -39,6 +40,13 @@ def _wire(model: Any) -> Any:
 
 
 async def initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
+    try:
+        return await _initialize(bridge, params)
+    finally:
+        bridge.ready.set()
+
+
+async def _initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
     request = schema.InitializeRequest.model_validate(params)
     if request.client_capabilities is not None:
         bridge.client_capabilities = request.client_capabilities
@@ -53,6 +61,7 @@ async def initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
             raise RpcFailure(-32603, str(exc)) from None
         assert bridge.editor is not None
         bridge.approvals = Approvals(editor=bridge.editor, daemon=bridge.daemon)
+        bridge.watcher = asyncio.ensure_future(bridge.watch_daemon())
     capabilities = schema.AgentCapabilities(
         load_session=True,
         prompt_capabilities=schema.PromptCapabilities(

@@ -22,6 +22,7 @@ from coding_harness.protocol import exit_codes
 
 USAGE = "usage: harness acp   (an ACP agent on stdin/stdout, started by an editor)"
 STREAM_LIMIT = 64 * 1024 * 1024
+EXIT_GRACE = 5.0  # seconds the answers still being worked out get once the input ends
 
 
 def main(argv: list[str]) -> int:
@@ -54,6 +55,7 @@ async def serve(messages_fd: int) -> None:
     bridge.editor = editor
     try:
         await editor.run()
+        await editor.finish_handling(EXIT_GRACE)
     finally:
         await editor.close()
         if bridge.daemon is not None:

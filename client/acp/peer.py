@@ -86,7 +86,8 @@ class Peer:
         self._handling: dict[int | str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._write_lock = asyncio.Lock()
-        self.closed = asyncio.Event()
+        self.closed = asyncio.Event()  # nothing more can be sent
+        self.ended = asyncio.Event()  # nothing more will arrive
         self.reader_task: asyncio.Task[None] | None = None
 
     def start(self) -> Peer:
@@ -166,7 +167,8 @@ class Peer:
         except (ConnectionError, OSError) as exc:
             log.debug("%s: %s", self.name, exc)
         finally:
-            self._lost(None)
+            self.ended.set()
+            self._fail_pending(PeerClosed(f"{self.name} went away"))
 
     async def _receive(self, line: bytes | Oversized) -> None:
         if isinstance(line, Oversized):
@@ -270,14 +272,23 @@ class Peer:
         return task
 
     def _lost(self, exc: BaseException | None) -> None:
+        """Nothing more can be written: fail what waits for an answer."""
         if self.closed.is_set():
             return
         self.closed.set()
-        reason = PeerClosed(f"{self.name} went away" + (f": {exc}" if exc else ""))
+        self._fail_pending(PeerClosed(f"{self.name} went away" + (f": {exc}" if exc else "")))
+
+    def _fail_pending(self, reason: PeerClosed) -> None:
         for future in self._pending.values():
             if not future.done():
                 future.set_exception(reason)
         self._pending.clear()
+
+    async def finish_handling(self, grace: float) -> None:
+        """Give the requests still being handled up to `grace` seconds to answer."""
+        handling = list(self._handling.values())
+        if handling:
+            await asyncio.wait(handling, timeout=grace)
 
     async def close(self) -> None:
         self._lost(None)
