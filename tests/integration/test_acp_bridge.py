@@ -209,3 +209,60 @@ def test_two_editors_and_a_terminal_see_each_others_prompts(
     assert two.text("user_message_chunk") == "question from A" + "question from the terminal"
     for editor in (one, two):
         assert all(f"Answer {x}." in editor.text() for x in "ATB")
+
+
+def test_read_file_sees_the_editors_unsaved_buffer(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    unsaved = "def add(a, b):\n    return a + b  # typed, not saved\n"
+    model.add(
+        Reply(tool_calls=[tool_call("read_file", path="calc.py")]),
+        Reply(content="Seen."),
+    )
+    editor = Editor(buffers={str(calc_project / "calc.py"): unsaved})
+
+    async def scenario() -> None:
+        async with open_editor(sandbox.env, calc_project, editor, read_files=True) as conn:
+            session = await conn.new_session(cwd=str(calc_project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=text_prompt("read calc.py"))
+
+    run(scenario())
+    assert editor.read_requests == [str(calc_project / "calc.py")]
+    tool_message = model.requests[-1]["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["content"] == unsaved
+    assert (calc_project / "calc.py").read_text() == BUGGY  # the disk is untouched
+
+
+def test_the_editor_gets_commands_usage_and_the_plan(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    skill = sandbox.home / ".agents" / "skills" / "tidy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\ndescription: tidy the imports\n---\nSort imports.\n")
+    steps = "1. read calc.py\n2. fix add"
+    model.add(
+        Reply(tool_calls=[tool_call("commit_plan", steps=steps)]),
+        Reply(content="Planned.", prompt_tokens=300, completion_tokens=40),
+        Reply(content="Tidied."),
+    )
+    editor = Editor()
+
+    async def scenario() -> None:
+        async with open_editor(sandbox.env, calc_project, editor) as conn:
+            session = await conn.new_session(cwd=str(calc_project), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=text_prompt("fix calc.py"))
+            await conn.prompt(session_id=session.session_id, prompt=text_prompt("/tidy now"))
+
+    run(scenario())
+    [commands] = editor.of_kind("available_commands_update")
+    names = {c.name: c.description for c in commands.available_commands}
+    assert {"compact", "summary"} <= set(names) and names["tidy"] == "tidy the imports"
+    [plan] = editor.of_kind("plan")
+    assert [(e.content, e.status) for e in plan.entries] == [
+        ("read calc.py", "pending"),
+        ("fix add", "pending"),
+    ]
+    usage = editor.of_kind("usage_update")
+    assert usage[1].used == 340 and usage[1].size >= 340
+    skill_request = model.requests[-1]["messages"]
+    assert any("Sort imports." in str(m.get("content")) for m in skill_request)
