@@ -296,3 +296,4 @@ class Peer:
             task.cancel()
         with contextlib.suppress(Exception):
             self._writer.close()
+            await self._writer.wait_closed()
