@@ -22,6 +22,7 @@ from acp import helpers, schema
 from coding_harness.client.acp import prompting
 from coding_harness.client.acp.approvals import Approvals
 from coding_harness.client.acp.bridge import Bridge, Handler
+from coding_harness.client.acp.config_options import config_options, set_config_option
 from coding_harness.client.acp.daemon_link import open_daemon, session_keys
 from coding_harness.client.acp.peer import RpcFailure, ThenAnswer
 from coding_harness.client.acp.translate import SessionView
@@ -136,7 +137,8 @@ async def new_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     if request.mcp_servers:
         names = ", ".join(server.name for server in request.mcp_servers)
         notes.append(f"MCP servers from the editor are not used yet: {names}")
-    response = schema.NewSessionResponse(session_id=session)
+    options = await config_options(bridge, session)
+    response = schema.NewSessionResponse(session_id=session, config_options=options or None)
     return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, notes))
 
 
@@ -173,7 +175,9 @@ async def load_session(bridge: Bridge, params: dict[str, Any]) -> Any:
         held = bridge.held.pop(session, [])
     for event in held:
         await bridge.deliver(event)
-    return ThenAnswer(_wire(schema.LoadSessionResponse()), lambda: _introduce(bridge, view, []))
+    options = await config_options(bridge, session) or None
+    response = schema.LoadSessionResponse(config_options=options)
+    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, []))
 
 
 async def _history(bridge: Bridge, session: str) -> list[dict[str, Any]]:
@@ -190,7 +194,15 @@ async def _history(bridge: Bridge, session: str) -> list[dict[str, Any]]:
 async def resume_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     request = schema.ResumeSessionRequest.model_validate(params)
     view = await _attach(bridge, request.session_id, request.cwd)
-    return ThenAnswer(_wire(schema.ResumeSessionResponse()), lambda: _introduce(bridge, view, []))
+    options = await config_options(bridge, request.session_id) or None
+    response = schema.ResumeSessionResponse(config_options=options)
+    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, []))
+
+
+async def set_mode(bridge: Bridge, params: dict[str, Any]) -> Any:
+    raise RpcFailure(
+        -32601, "this agent has no session modes yet; use the model config option instead"
+    )
 
 
 async def list_sessions(bridge: Bridge, params: dict[str, Any]) -> Any:
@@ -236,5 +248,7 @@ REQUESTS: dict[str, Handler] = {
     "session/list": list_sessions,
     "session/close": close_session,
     "session/prompt": prompting.prompt,
+    "session/set_config_option": set_config_option,
+    "session/set_mode": set_mode,
 }
 NOTIFICATIONS: dict[str, Handler] = {"session/cancel": prompting.cancel}

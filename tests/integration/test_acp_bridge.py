@@ -7,6 +7,7 @@ do, and scripts the model with the fake server.
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import signal
 import sys
@@ -18,7 +19,7 @@ import pytest
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.acp_editor import Editor, open_editor, text_prompt
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client
+from tests.support.processes import client, events_until_finished
 from tests.support.tmux_terminal import Terminal
 
 TIMEOUT = 60
@@ -266,3 +267,56 @@ def test_the_editor_gets_commands_usage_and_the_plan(
     assert usage[1].used == 340 and usage[1].size >= 340
     skill_request = model.requests[-1]["messages"]
     assert any("Sort imports." in str(m.get("content")) for m in skill_request)
+
+
+def test_the_model_picker_switches_the_sessions_profile(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    profiles = {
+        name: {"type": "openai", "endpoint": model.endpoint, "model": f"{name}-model"}
+        for name in ("fake", "other")
+    }
+    config = {"default_provider": "fake", "providers": profiles}
+    (sandbox.home / ".coding_harness.json").write_text(json.dumps(config))
+    model.add(Reply(content="From the other one."))
+    editor = Editor()
+
+    async def scenario() -> tuple[Any, Any]:
+        async with open_editor(sandbox.env, calc_project, editor) as conn:
+            session = await conn.new_session(cwd=str(calc_project), mcp_servers=[])
+            changed = await conn.set_config_option(
+                config_id="model", session_id=session.session_id, value="other"
+            )
+            await conn.prompt(session_id=session.session_id, prompt=text_prompt("hello there"))
+            return session, changed
+
+    session, changed = run(scenario())
+    [picker] = session.config_options
+    assert (picker.id, picker.current_value) == ("model", "fake")
+    assert [o.value for o in picker.options] == ["fake", "other"]
+    assert changed.config_options[0].current_value == "other"
+    assert model.requests[-1]["model"] == "other-model"
+
+
+def test_an_answer_from_the_editor_is_named_for_the_other_clients(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
+        Reply(content="Left alone."),
+    )
+    editor = Editor(choices=["reject"])
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with open_editor(sandbox.env, calc_project, editor) as conn:
+            session = (await conn.new_session(cwd=str(calc_project), mcp_servers=[])).session_id
+            with client(sandbox.socket, "watcher") as watcher:
+                watcher.request("session.attach", {"session": session})
+                await conn.prompt(session_id=session, prompt=text_prompt("fix calc.py"))
+                return events_until_finished(watcher)
+
+    events = run(scenario())
+    [resolved] = [e["data"] for e in events if e["kind"] == "approval.resolved"]
+    assert resolved["decision"] == "no"
+    assert "harness-acp (test-editor)" in resolved["client"]
+    assert (calc_project / "calc.py").read_text() == BUGGY
