@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,7 @@ class _Asking:
 @dataclass(kw_only=True, slots=True)
 class Approvals:
     editor: Peer
-    daemon: Peer
+    ask: Callable[[str, dict[str, Any]], Awaitable[Any]]  # a request to the daemon
     asking: dict[str, _Asking] = field(default_factory=dict)  # daemon request id -> question
     resolved: set[str] = field(default_factory=set)
     always: dict[str, set[str]] = field(default_factory=dict)  # session -> command summaries
@@ -100,7 +101,7 @@ class Approvals:
     async def _respond(self, session: str, request: str, decision: str) -> None:
         params = {"request": request, "decision": decision, "session": session}
         try:
-            await self.daemon.request(methods.APPROVAL_RESPOND, params, timeout=30)
+            await self.ask(methods.APPROVAL_RESPOND, params)
         except RpcFailure as failure:  # answered elsewhere first (-32011): that answer stands
             log.info("approval %s: %s", request, failure.message)
 
@@ -110,7 +111,7 @@ class Approvals:
         if program and "/" not in program:
             with contextlib.suppress(RpcFailure):
                 params = {"session": session, "allow_command": program}
-                await self.daemon.request(methods.SESSION_CONFIGURE, params, timeout=30)
+                await self.ask(methods.SESSION_CONFIGURE, params)
 
 
 def _permission_params(view: SessionView, call: str, data: dict[str, Any]) -> dict[str, Any]:

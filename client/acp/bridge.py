@@ -30,7 +30,7 @@ from coding_harness.client.acp.peer import (
     RpcFailure,
 )
 from coding_harness.client.acp.translate import SessionView, Update
-from coding_harness.protocol import methods
+from coding_harness.protocol import exit_codes, methods
 from coding_harness.protocol.events import Event, parse_event
 from coding_harness.protocol.methods import EventKind
 
@@ -38,8 +38,9 @@ log = logging.getLogger(__name__)
 
 SESSION_UPDATE = "session/update"
 READ_TEXT_FILE = "fs/read_text_file"
-CLIENT_READ_TEXT_FILE = "client.read_text_file"
 RESOURCE_NOT_FOUND = -32002
+LOST_TURN = exit_codes.INTERRUPTED
+RELINK_WAIT = 20.0  # seconds a request waits for the daemon to answer again
 DAEMON_GONE = (
     "the connection to the coding-harness daemon was lost (it stopped or restarted); "
     "restart the agent in the editor, and see `harness daemon logs` if it happens again"
@@ -60,16 +61,25 @@ class Turns:
     """The prompts waiting for their turn to finish, per session."""
 
     waiting: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    sessions: dict[str, str] = field(default_factory=dict)  # waiting turn -> its session
     finished: dict[str, dict[str, Any]] = field(default_factory=dict)  # came before the wait
 
-    def wait_for(self, turn: str) -> asyncio.Future[dict[str, Any]]:
+    def wait_for(self, turn: str, session: str) -> asyncio.Future[dict[str, Any]]:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         early = self.finished.pop(turn, None)
         if early is not None:
             future.set_result(early)
         else:
             self.waiting[turn] = future
+            self.sessions[turn] = session
         return future
+
+    def end_lost(self, session: str) -> None:
+        """The daemon restarted before it recorded the session's waiting turns: they
+        will never finish, so they end as interrupted."""
+        for turn, owner in list(self.sessions.items()):
+            if owner == session:
+                self.finish(turn, {"turn": turn, "exit_code": LOST_TURN, "reply": ""})
 
     def fail_all(self, failure: RpcFailure) -> None:
         """The daemon went away: no waiting prompt will hear its turn end."""
@@ -77,8 +87,10 @@ class Turns:
             if not future.done():
                 future.set_exception(failure)
         self.waiting.clear()
+        self.sessions.clear()
 
     def finish(self, turn: str, data: dict[str, Any]) -> None:
+        self.sessions.pop(turn, None)
         future = self.waiting.pop(turn, None)
         if future is None:
             self.finished[turn] = data
@@ -105,6 +117,8 @@ class Bridge:
         self.held: dict[str, list[Event]] = {}  # events that arrive while a load replays
         self._asking: set[asyncio.Future[None]] = set()
         self.watcher: asyncio.Future[None] | None = None
+        self.linked = asyncio.Event()  # clear while a lost daemon connection is being redone
+        self.linked.set()
         self.initialize_seen = False
         self.ready = asyncio.Event()  # set once initialize has answered
 
@@ -139,6 +153,8 @@ class Bridge:
         return view
 
     async def ask_daemon(self, method: str, params: dict[str, Any], timeout: float = 60) -> Any:  # noqa: ASYNC109
+        if not self.linked.is_set():  # the daemon restarted: wait for the new link
+            await asyncio.wait_for(self.linked.wait(), RELINK_WAIT)
         assert self.daemon is not None
         try:
             return await self.daemon.request(method, params, timeout=timeout)
@@ -158,7 +174,7 @@ class Bridge:
 
     # -- the daemon's side -----------------------------------------------
     async def from_daemon(self, method: str, params: Any, is_notification: bool) -> Any:
-        if method == CLIENT_READ_TEXT_FILE and not is_notification:
+        if method == methods.CLIENT_READ_TEXT_FILE and not is_notification:
             return await self._read_buffer(params)
         if method != methods.EVENT:
             raise RpcFailure(METHOD_NOT_FOUND, f"the bridge does not take {method}")
@@ -172,17 +188,11 @@ class Bridge:
         await self.deliver(event)
         return None
 
-    async def watch_daemon(self) -> None:
-        """When the daemon's connection ends, the prompts still waiting fail with the fix."""
-        assert self.daemon is not None
-        await self.daemon.ended.wait()
-        log.warning("%s", DAEMON_GONE)
-        self.turns.fail_all(RpcFailure(INTERNAL_ERROR, DAEMON_GONE))
-
     async def deliver(self, event: Event) -> None:
         view = self.views.get(event.session)
         if view is None:
             return
+        view.last_seq = max(view.last_seq, event.seq)
         if event.kind == EventKind.APPROVAL_REQUESTED and self.approvals is not None:
             task = asyncio.ensure_future(self.approvals.requested(view, event.data))
             self._asking.add(task)

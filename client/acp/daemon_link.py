@@ -23,6 +23,8 @@ from coding_harness.protocol.client import DaemonUnreachable
 from coding_harness.protocol.version import PROTOCOL_VERSION, __version__
 
 STREAM_LIMIT = 32 * 1024 * 1024
+ATTEMPTS = 3
+RETRY_PAUSE = 0.3
 
 
 def _start_daemon() -> None:
@@ -33,17 +35,36 @@ def _start_daemon() -> None:
 
 
 async def open_daemon(dispatch: Dispatch, *, editor: str, read_files: bool) -> Peer:
-    """An initialized connection to the daemon; its reader runs in the background."""
+    """An initialized connection to the daemon; its reader runs in the background.
+
+    A daemon that is going away as we connect (it was just killed and another is
+    starting) can accept the launcher's probe and refuse the next connection: that
+    is tried again a few times before it counts."""
+    for attempt in range(ATTEMPTS):
+        try:
+            return await _open_once(dispatch, editor=editor, read_files=read_files)
+        except _Refused as exc:
+            if attempt == ATTEMPTS - 1:
+                raise DaemonUnreachable(_fix(exc.__cause__ or exc)) from exc
+            await asyncio.sleep(RETRY_PAUSE)
+    raise AssertionError("unreachable")
+
+
+class _Refused(Exception):
+    """The socket refused or dropped us right after the daemon answered the launcher."""
+
+
+async def _open_once(dispatch: Dispatch, *, editor: str, read_files: bool) -> Peer:
     try:
         await asyncio.to_thread(_start_daemon)
+    except (DaemonUnreachable, OSError) as exc:
+        raise DaemonUnreachable(_fix(exc)) from exc
+    try:
         reader, writer = await asyncio.open_unix_connection(
             str(paths.socket_path()), limit=STREAM_LIMIT
         )
-    except (DaemonUnreachable, OSError) as exc:
-        raise DaemonUnreachable(
-            f"cannot reach the coding-harness daemon: {exc}; "
-            "run `harness daemon start` or `harness doctor` in a terminal"
-        ) from exc
+    except OSError as exc:
+        raise _Refused(str(exc)) from exc
     peer = Peer(reader, writer, dispatch, name="daemon").start()
     capabilities = {
         "approvals": True,
@@ -58,10 +79,20 @@ async def open_daemon(dispatch: Dispatch, *, editor: str, read_files: bool) -> P
             {"protocol": PROTOCOL_VERSION, "client": client, "capabilities": capabilities},
             timeout=30,
         )
-    except (RpcFailure, PeerClosed, TimeoutError) as exc:
+    except PeerClosed as exc:
+        await peer.close()
+        raise _Refused(str(exc)) from exc
+    except (RpcFailure, TimeoutError) as exc:
         await peer.close()
         raise DaemonUnreachable(f"the daemon refused the bridge: {exc}") from exc
     return peer
+
+
+def _fix(exc: BaseException) -> str:
+    return (
+        f"cannot reach the coding-harness daemon: {exc}; "
+        "run `harness daemon start` or `harness doctor` in a terminal"
+    )
 
 
 def session_keys(cwd: str) -> dict[str, str]:

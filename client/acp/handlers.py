@@ -24,7 +24,8 @@ from coding_harness.client.acp.approvals import Approvals
 from coding_harness.client.acp.bridge import Bridge, Handler
 from coding_harness.client.acp.config_options import config_options, set_config_option
 from coding_harness.client.acp.daemon_link import open_daemon, session_keys
-from coding_harness.client.acp.peer import RpcFailure, ThenAnswer
+from coding_harness.client.acp.peer import Peer, RpcFailure, ThenAnswer
+from coding_harness.client.acp.relink import keep_linked
 from coding_harness.client.acp.translate import SessionView
 from coding_harness.protocol import methods
 from coding_harness.protocol.client import DaemonUnreachable
@@ -54,15 +55,18 @@ async def _initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
     fs = bridge.client_capabilities.fs
     editor = request.client_info.name if request.client_info else "editor"
     if bridge.daemon is None:
+        read_files = bool(fs and fs.read_text_file)
+
+        async def connect() -> Peer:
+            return await open_daemon(bridge.from_daemon, editor=editor, read_files=read_files)
+
         try:
-            bridge.daemon = await open_daemon(
-                bridge.from_daemon, editor=editor, read_files=bool(fs and fs.read_text_file)
-            )
+            bridge.daemon = await connect()
         except DaemonUnreachable as exc:
             raise RpcFailure(-32603, str(exc)) from None
         assert bridge.editor is not None
-        bridge.approvals = Approvals(editor=bridge.editor, daemon=bridge.daemon)
-        bridge.watcher = asyncio.ensure_future(bridge.watch_daemon())
+        bridge.approvals = Approvals(editor=bridge.editor, ask=bridge.ask_daemon)
+        bridge.watcher = asyncio.ensure_future(keep_linked(bridge, connect))
     capabilities = schema.AgentCapabilities(
         load_session=True,
         prompt_capabilities=schema.PromptCapabilities(

@@ -29,7 +29,8 @@ def main(argv: list[str]) -> int:
     if argv:
         print(USAGE, file=sys.stderr)
         return exit_codes.OK if argv[0] in ("-h", "--help") else exit_codes.BAD_ARGUMENTS
-    level = logging.DEBUG if os.environ.get("CODING_HARNESS_ACP_DEBUG") else logging.WARNING
+    wanted = os.environ.get("CODING_HARNESS_ACP_DEBUG", "")
+    level = {"": logging.WARNING, "info": logging.INFO}.get(wanted, logging.DEBUG)
     logging.basicConfig(stream=sys.stderr, level=level, format="harness acp: %(message)s")
     sys.stdout.flush()
     messages_fd = os.dup(1)

@@ -2,12 +2,15 @@
 
 Both links of the bridge use it: the editor's standard input and output, and the
 daemon's socket. Either side may send requests and notifications. Incoming
-requests and notifications go to a `Dispatch` callback, each in its own task, so
-a slow handler (a prompt that lasts minutes) never blocks the reader; a request
-answered by the callback's return value or by the `RpcFailure` it raises.
+requests and notifications go to a `Dispatch` callback, each request in its own
+task, so a slow handler (a prompt that lasts minutes) never blocks the reader; a
+request is answered by the callback's return value or by the `RpcFailure` it
+raises.
 `cancel_outgoing` withdraws a request this side sent (ACP's `$/cancel_request`);
 an incoming `$/cancel_request` cancels the handler task of that request, which
-is then answered with -32800. Writes go through one lock, so lines never mix.
+is then answered with -32800. Notifications are handled one at a time in the
+order they came (the daemon's events must reach the editor in order), apart
+from the requests, which each run at once. Writes go through one lock, so lines never mix.
 """
 
 from __future__ import annotations
@@ -89,6 +92,9 @@ class Peer:
         self.closed = asyncio.Event()  # nothing more can be sent
         self.ended = asyncio.Event()  # nothing more will arrive
         self.reader_task: asyncio.Task[None] | None = None
+        # Notifications are handled one at a time, in the order they came.
+        self._notes: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._note_worker: asyncio.Task[None] | None = None
 
     def start(self) -> Peer:
         """Start reading in the background."""
@@ -157,6 +163,8 @@ class Peer:
     async def run(self) -> None:
         """Read until the other side closes; then fail what still waits for it."""
         decoder = LineDecoder(MAX_MESSAGE_BYTES)
+        if self._note_worker is None:
+            self._note_worker = self._spawn(self._handle_notifications())
         try:
             while True:
                 data = await self._reader.read(READ_CHUNK)
@@ -200,7 +208,7 @@ class Peer:
             if method == CANCEL_REQUEST:
                 self._cancel_handling(params)
                 return
-            self._spawn(self._notification(method, params))
+            self._notes.put_nowait((method, params))
             return
         request_id = message["id"]
         if not isinstance(request_id, (int, str)) or isinstance(request_id, bool):
@@ -250,6 +258,18 @@ class Peer:
             await self.send(answer)
             if follow_up is not None:
                 await follow_up()
+
+    async def notifications_handled(self) -> None:
+        """Wait until every notification received so far has been handled."""
+        await self._notes.join()
+
+    async def _handle_notifications(self) -> None:
+        while True:
+            method, params = await self._notes.get()
+            try:
+                await self._notification(method, params)
+            finally:
+                self._notes.task_done()
 
     async def _notification(self, method: str, params: Any) -> None:
         try:

@@ -52,7 +52,7 @@ async def prompt(bridge: Bridge, params: dict[str, Any]) -> Any:
         view.own_texts.discard(submit["text"])
     turn = str(answer["turn"])
     view.own_turns.add(turn)
-    finished = await bridge.turns.wait_for(turn)
+    finished = await bridge.turns.wait_for(turn, view.id)
     if finished.get("exit_code") == exit_codes.MODEL_ERROR and not finished.get("stopped"):
         raise RpcFailure(-32000, str(finished.get("reply") or "the turn failed"))
     return {"stopReason": stop_reason(finished)}

@@ -320,3 +320,28 @@ def test_an_answer_from_the_editor_is_named_for_the_other_clients(
     assert resolved["decision"] == "no"
     assert "harness-acp (test-editor)" in resolved["client"]
     assert (calc_project / "calc.py").read_text() == BUGGY
+
+
+def test_a_daemon_crash_mid_turn_ends_the_prompt_and_the_next_one_works(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    model.add(Reply(content="Never arrives.", delay=30), Reply(content="Back again."))
+    editor = Editor()
+
+    async def scenario() -> tuple[Any, Any]:
+        async with open_editor(sandbox.env, calc_project, editor) as conn:
+            session = (await conn.new_session(cwd=str(calc_project), mcp_servers=[])).session_id
+            first = asyncio.ensure_future(
+                conn.prompt(session_id=session, prompt=text_prompt("fix calc.py"))
+            )
+            await until(lambda: model.requests, "the model request")
+            daemon.kill()  # a crash: the bridge starts a daemon again and attaches
+            interrupted = await first
+            again = await conn.prompt(session_id=session, prompt=text_prompt("once more"))
+            return interrupted, again
+
+    interrupted, again = run(scenario())
+    assert interrupted.stop_reason == "cancelled"
+    assert again.stop_reason == "end_turn"
+    assert "Back again." in editor.text()
+    assert "Never arrives." not in editor.text()

@@ -102,6 +102,7 @@ async def open_editor(
         cwd=str(cwd),
         observers=[editor.observe],
         use_unstable_protocol=True,
+        transport_kwargs={"stderr": None},  # the bridge's log goes to the test's stderr
     ) as (conn, process):
         try:
             capabilities = schema.ClientCapabilities(
