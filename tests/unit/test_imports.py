@@ -10,7 +10,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("prompt_toolkit", "rich", "httpx", "jsonrpcserver", "coding_harness.daemon")
+HEAVY = (
+    "prompt_toolkit",
+    "rich",
+    "httpx",
+    "jsonrpcserver",
+    "acp",
+    "pydantic",
+    "coding_harness.daemon",
+    "coding_harness.client.acp",
+)
 LEAN = (
     "coding_harness.client.cli",
     "coding_harness.client.commands.oneshot",
@@ -182,7 +191,7 @@ def test_dependencies_point_one_way() -> None:
     assert not any(
         m.startswith(("coding_harness.daemon", "coding_harness.client")) for m in protocol
     )
-    third_party = {"httpx", "rich", "prompt_toolkit", "jsonrpcserver", "psutil"}
+    third_party = {"httpx", "rich", "prompt_toolkit", "jsonrpcserver", "psutil", "acp", "pydantic"}
     assert not {m.split(".")[0] for m in protocol} & third_party
 
 
