@@ -94,7 +94,8 @@ def _introduce(conn: Connection, client: Any, capabilities: Any) -> None:
         conn.client_name = str(client.get("name", "unknown"))[:64]
     announced = capabilities if isinstance(capabilities, dict) else {}
     conn.can_approve = bool(announced.get("approvals"))
-    conn.reads_buffers = announced.get("read_text_file") is True
+    # A process the agent's tools started must not feed read_file: it only ever reads.
+    conn.reads_buffers = announced.get("read_text_file") is True and not conn.is_tool_descendant
 
 
 async def _open(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any] | None:

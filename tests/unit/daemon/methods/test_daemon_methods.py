@@ -55,3 +55,21 @@ def test_status_stats_and_shutdown(rig: Rig) -> None:
             assert rig.lifecycle.stops == 1
 
     asyncio.run(main())
+
+
+def test_a_process_of_the_agents_own_tools_cannot_offer_editor_buffers(rig: Rig) -> None:
+    """Its answers would become what read_file shows the model: a tool-started process
+    (a Makefile's helper) must not be able to feed the model files."""
+    capabilities = {"read_text_file": True}
+
+    async def main() -> tuple[bool, bool]:
+        async with connected() as editor, connected() as tool_child:
+            editor.initialized = tool_child.initialized = False
+            tool_child.is_tool_descendant = True
+            for conn in (editor, tool_child):
+                await d.initialize(
+                    rig.parts, conn, protocol=PROTOCOL_VERSION, capabilities=capabilities
+                )
+            return editor.reads_buffers, tool_child.reads_buffers
+
+    assert asyncio.run(main()) == (True, False)
