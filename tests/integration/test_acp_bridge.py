@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from acp import schema
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.acp_editor import Editor, open_editor, text_prompt
@@ -345,3 +346,52 @@ def test_a_daemon_crash_mid_turn_ends_the_prompt_and_the_next_one_works(
     assert again.stop_reason == "end_turn"
     assert "Back again." in editor.text()
     assert "Never arrives." not in editor.text()
+
+
+def test_the_iteration_cap_is_max_turn_requests(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    config = json.loads((sandbox.home / ".coding_harness.json").read_text())
+    config["agent"] = {"max_iterations": 2}
+    (sandbox.home / ".coding_harness.json").write_text(json.dumps(config))
+    model.add(
+        Reply(tool_calls=[tool_call("read_file", path="calc.py")]),
+        Reply(tool_calls=[tool_call("list_dir", path=".")]),
+        Reply(content="Out of calls: here is what I found."),
+    )
+    editor = Editor()
+
+    async def scenario() -> Any:
+        async with open_editor(sandbox.env, calc_project, editor) as conn:
+            session = await conn.new_session(cwd=str(calc_project), mcp_servers=[])
+            return await conn.prompt(
+                session_id=session.session_id, prompt=text_prompt("fix calc.py")
+            )
+
+    assert run(scenario()).stop_reason == "max_turn_requests"
+    assert "Out of calls" in editor.text()
+
+
+def test_close_detaches_and_closes_only_a_session_nobody_else_is_on(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    editor = Editor()
+    stdio = schema.McpServerStdio(name="docs", command="docs-mcp", args=[], env=[])
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        async with open_editor(sandbox.env, calc_project, editor) as conn:
+            shared = await conn.new_session(cwd=str(calc_project), mcp_servers=[stdio])
+            alone = await conn.new_session(cwd=str(calc_project), mcp_servers=[])
+            with client(sandbox.socket, "terminal") as terminal:
+                terminal.request("session.attach", {"session": shared.session_id})
+                await conn.close_session(session_id=shared.session_id)
+                await conn.close_session(session_id=alone.session_id)
+                listed = terminal.request("session.list", {})["sessions"]
+            return [shared.session_id, alone.session_id], [row["session"] for row in listed]
+
+    (shared, alone), listed = run(scenario())
+    assert shared in listed  # a terminal is still on it
+    assert alone not in listed  # closed in the daemon too
+    assert "MCP servers from the editor are not used yet: docs" in editor.text(
+        "agent_thought_chunk", session=shared
+    )

@@ -187,3 +187,14 @@ def test_prompt_text_of_blocks() -> None:
     image = schema.ImageContentBlock(type="image", data="aGk=", mime_type="image/png")
     with pytest.raises(UnsupportedContent, match="image content is not supported"):
         prompt_text([image], "/w")
+
+
+def test_reasoning_and_notices_are_thoughts() -> None:
+    view = SessionView("s1", "/w")
+    [thought] = view.updates(event("reasoning.delta", text="Let me think."))
+    assert wire(thought) == {
+        "sessionUpdate": "agent_thought_chunk",
+        "content": {"type": "text", "text": "Let me think."},
+    }
+    [notice] = view.updates(event("notice", message="retrying in 3 s"))
+    assert wire(notice)["content"]["text"] == "\n[retrying in 3 s]\n"
