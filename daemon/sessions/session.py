@@ -46,6 +46,10 @@ SessionState = Literal["idle", "running", "waiting"]
 
 # Deltas are many and small; memory keeps this many events per session.
 EVENT_LOG_LIMIT = 50_000
+# Event numbers reserved in the store at a time: events are stored every 0.25 s,
+# so a crash can lose the last few, and the numbering resumes past the reservation
+# (a gap) rather than reusing a `seq` a client has already seen.
+SEQ_BLOCK = 1000
 
 
 @dataclass(kw_only=True, slots=True)
@@ -92,6 +96,7 @@ class Session:
     def __post_init__(self) -> None:
         self.approvals = PendingApprovals(self)
         self._seq = itertools.count(self.first_seq)
+        self._seq_reserved = self.first_seq - 1
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -126,6 +131,9 @@ class Session:
     def _emit_one(self, kind: str, data: JSONObject) -> Event:
         self.last_activity = time.time()
         event = Event(seq=next(self._seq), kind=kind, data=data, at=self.last_activity)
+        if event.seq > self._seq_reserved and self.store is not None:
+            self._seq_reserved = event.seq + SEQ_BLOCK
+            self.store.reserve_seq(self.id, self._seq_reserved)
         framed = self.framed(event)
         self.events.append(event)
         if len(self.events) > EVENT_LOG_LIMIT:

@@ -225,11 +225,20 @@ class Store:
         ]
 
         def apply(db: sqlite3.Connection) -> None:
-            for table in ("messages", "events", "turns", "approvals"):
+            for table in ("messages", "events", "turns", "approvals", "seq_marks"):
                 db.executemany(f"DELETE FROM {table} WHERE session_id = ?", ids)
             db.executemany("DELETE FROM sessions WHERE id = ?", ids)
 
         return len(ids) if ids and self._writer.write(Write(apply=apply)) else 0
+
+    def reserve_seq(self, session_id: str, upto: int) -> None:
+        """Record that the session may number events up to `upto` before this is
+        written again; a restart numbers past it, so no `seq` is ever used twice."""
+        self._execute(
+            session_id,
+            "INSERT OR REPLACE INTO seq_marks (session_id, reserved) VALUES (?, ?)",
+            (session_id, upto),
+        )
 
     def _execute(self, session_id: str, sql: str, row: tuple[Any, ...]) -> None:
         self._writer.write(Write(apply=lambda db: db.execute(sql, row), session=session_id))
@@ -322,10 +331,15 @@ class Store:
         ]
 
     def _last_seq(self, sid: str) -> int:
+        """The highest seq the session may have sent: its last stored event, or the
+        reservation past it (events emitted just before a crash were never stored)."""
         row = self._db.execute(
             "SELECT MAX(seq) FROM events WHERE session_id = ?", (sid,)
         ).fetchone()
-        return int(row[0] or 0)
+        mark = self._db.execute(
+            "SELECT reserved FROM seq_marks WHERE session_id = ?", (sid,)
+        ).fetchone()
+        return max(int(row[0] or 0), int(mark[0]) if mark else 0)
 
     def events_between(
         self, sid: str, after_seq: int, before_seq: int, limit: int

@@ -50,6 +50,8 @@ CREATE TABLE IF NOT EXISTS usage (
     prompt_tokens INTEGER NOT NULL, cached_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL, cost_usd REAL, day TEXT NOT NULL, at REAL NOT NULL
 );
+-- the highest event seq a session may have sent: numbering resumes past it after a crash
+CREATE TABLE IF NOT EXISTS seq_marks (session_id TEXT PRIMARY KEY, reserved INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS usage_by_day ON usage (day, provider);
 -- a session's spending is summed before every model call under a session limit
 CREATE INDEX IF NOT EXISTS usage_by_session ON usage (session_id, turn);
