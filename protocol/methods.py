@@ -28,6 +28,8 @@ SESSION_CLOSE: Final = "session.close"
 SESSION_CONFIGURE: Final = "session.configure"
 SESSION_CONTEXT: Final = "session.context"
 SESSION_COMPACT: Final = "session.compact"
+SESSION_UNDO: Final = "session.undo"  # put back the files a turn (and later ones) wrote
+SESSION_CHECKPOINTS: Final = "session.checkpoints"
 
 PLAN_GET: Final = "plan.get"
 SKILLS_LIST: Final = "skills.list"
@@ -73,6 +75,9 @@ class EventKind:
     COMPACTED: Final = "context.compacted"
     MODEL_WAITING: Final = "model.waiting"  # {seconds, done}: no byte from the model yet
     EDIT_WRITE: Final = "edit.write"  # the journal of a file write, before and after it
+    CHECKPOINT: Final = "checkpoint"  # {turn, files}: what a turn's writes can be undone to
+    UNDO: Final = "undo"  # {turn, restored, skipped}
+    MODE_CHANGED: Final = "mode.changed"  # {mode, client}
 
 
 DECISIONS: Final = ("yes", "no", "skip", "revert")
