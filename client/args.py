@@ -23,6 +23,7 @@ SUBCOMMANDS = (
     "completions",
     "daemon",
     "acp",
+    "undo",
 )
 DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")
 SHELLS = ("bash", "zsh", "fish")
@@ -47,6 +48,9 @@ subcommands:
   completions bash|zsh|fish  print a shell completion script
   acp                        an Agent Client Protocol agent on stdin/stdout,
                              for editors (docs/editors.md)
+  undo [--turn ID] [--list] [--session ID] [--force]
+                             put back every file the last turn (or turn ID,
+                             and every later one) wrote (docs/undo.md)
   daemon start|stop|restart  control the daemon (harness starts it anyway)
   daemon status              pid, version, uptime; exit 4 when none answers
   daemon logs [-n N] [-f]    the end of the daemon's log: N lines, or follow

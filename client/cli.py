@@ -137,6 +137,7 @@ _SUBCOMMAND_MODULES = {
     "doctor": "commands.doctor",
     "completions": "commands.completions",
     "acp": "acp.main",
+    "undo": "commands.undo",
 }
 
 

@@ -34,6 +34,7 @@ SUMMARIES = {
     "completions": "print a shell completion script",
     "daemon": "start, stop or inspect the daemon",
     "acp": "an Agent Client Protocol agent for editors",
+    "undo": "put back what the agent wrote",
 }
 # Flags whose values come from the user's set-up (asked at Tab time).
 DYNAMIC = {"provider": "provider", "model": "model", "session": "session"}
@@ -71,7 +72,7 @@ _harness() {
                     COMPREPLY=($(compgen -W "$(_harness_values session)" -- "$cur"))
                 fi
                 return;;
-            sessions|trust|doctor|acp)
+            sessions|trust|doctor|acp|undo)
                 return;;
         esac
     fi
@@ -120,7 +121,7 @@ _harness() {
                 return;;
             completions) (( CURRENT == 3 )) && compadd @SHELLS@; return;;
             attach|approve) (( CURRENT == 3 )) && _harness_values session; return;;
-            sessions|trust|doctor|acp) return;;
+            sessions|trust|doctor|acp|undo) return;;
         esac
     fi
     _arguments -s \\

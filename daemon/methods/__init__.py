@@ -23,6 +23,7 @@ from coding_harness.daemon.methods import (
     memory_methods,
     provider_methods,
     session_methods,
+    undo_methods,
 )
 from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.server.rpc import Handler, MethodTable
@@ -36,6 +37,7 @@ AREAS: tuple[dict[str, Handler], ...] = (
     discovery_methods.HANDLERS,
     context_methods.HANDLERS,
     memory_methods.HANDLERS,
+    undo_methods.HANDLERS,
 )
 DETACHED = context_methods.DETACHED
 

@@ -26,6 +26,15 @@ def text(name: str, value: Any, *, required: bool = True) -> str:
     return valid_text(name, value)
 
 
+def flag(name: str, value: Any) -> bool:
+    """A true/false param; absent is false."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise errors.InvalidParams(f"{name} must be true or false")
+    return value
+
+
 def valid_text(name: str, value: str) -> str:
     """`value`, or InvalidParams when it holds a lone surrogate (not valid Unicode)."""
     if value.isascii():

@@ -22,6 +22,7 @@ from typing import Any
 
 from coding_harness.daemon.context.notes_curator import Note, Redact
 from coding_harness.daemon.store.backlog import Listener, StoreWriter, Write
+from coding_harness.daemon.store.checkpoints import CheckpointStore
 from coding_harness.daemon.store.notes import add_notes, migrate_notes, read_notes, remove_notes
 from coding_harness.daemon.store.open_db import open_database
 from coding_harness.daemon.store.rows import (
@@ -67,6 +68,7 @@ class Store:
         self._db, self.notice = open_database(path)
         migrate_notes(self._db)
         self._writer = StoreWriter(self._db, path.parent)
+        self.checkpoints = CheckpointStore(self._db, path.parent / "checkpoints")
 
     @property
     def problem(self) -> str | None:
@@ -229,7 +231,10 @@ class Store:
                 db.executemany(f"DELETE FROM {table} WHERE session_id = ?", ids)
             db.executemany("DELETE FROM sessions WHERE id = ?", ids)
 
-        return len(ids) if ids and self._writer.write(Write(apply=apply)) else 0
+        if not ids or not self._writer.write(Write(apply=apply)):
+            return 0
+        self.checkpoints.forget_sessions([i for (i,) in ids])
+        return len(ids)
 
     def reserve_seq(self, session_id: str, upto: int) -> None:
         """Record that the session may number events up to `upto` before this is

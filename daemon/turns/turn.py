@@ -162,10 +162,22 @@ async def drive_turn(deps: TurnDeps, turn: Turn) -> LoopResult:
             {"message": f"web search skipped: the request carries {leak}, which stays local"},
         )
         search = None
-    working[-1]["content"] = await with_search(text, decision.route, search, events)
+    searched = await with_search(text, decision.route, search, events)
+    working[-1]["content"] = _pending_note(session) + searched
     if decision.route == "general":
         return await answer_general(parts.loop, working)
     return await parts.loop.run(working)
+
+
+def _pending_note(session: Session) -> str:
+    """What the session's next turn must be told first (the files an undo put back)."""
+    if session.store is None:
+        return ""
+    try:
+        return session.store.checkpoints.take_note(session.id)
+    except sqlite3.Error as exc:
+        log.warning("the pending note could not be read (%s)", exc)
+        return ""
 
 
 def project_notes(deps: TurnDeps, session: Session) -> list[str]:

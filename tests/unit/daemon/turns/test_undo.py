@@ -1,0 +1,71 @@
+"""Undo over a real checkpoint store: spans, refusals, and paths that lead out now."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from coding_harness.daemon.store.checkpoints import CheckpointStore, sha256
+from coding_harness.daemon.turns.undo import NothingToUndo, undo
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> CheckpointStore:
+    return CheckpointStore(sqlite3.connect(":memory:"), tmp_path / "checkpoints")
+
+
+def write(store: CheckpointStore, root: Path, turn: str, rel: str, text: str) -> None:
+    """What an edit tool's write looks like to the store: checkpoint, then write."""
+    store.take("s1", turn, root, rel, after=sha256(text.encode()))
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text)
+
+
+def test_undo_of_an_earlier_turn_takes_every_later_one_with_it(
+    store: CheckpointStore, tmp_path: Path
+) -> None:
+    root = tmp_path / "w"
+    root.mkdir()
+    (root / "a.py").write_text("a0")
+    write(store, root, "t1", "a.py", "a1")
+    write(store, root, "t2", "a.py", "a2")
+    write(store, root, "t2", "b.py", "b2")
+    write(store, root, "t3", "c.py", "c3")
+    result = undo(store, "s1", root, "t2", force=False)
+    assert sorted(result.restored) == ["a.py", "b.py", "c.py"]
+    assert (root / "a.py").read_text() == "a1"  # as t2 found it
+    assert not (root / "b.py").exists() and not (root / "c.py").exists()
+    assert [c.turn for c in store.of_session("s1") if not c.turn.startswith("undo")] == ["t1"]
+    with pytest.raises(NothingToUndo, match="no checkpoint of turn t9"):
+        undo(store, "s1", root, "t9", force=False)
+
+
+def test_a_folder_swapped_for_a_symlink_is_never_written_through(
+    store: CheckpointStore, tmp_path: Path
+) -> None:
+    root, outside = tmp_path / "w", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    write(store, root, "t1", "sub/x.py", "x1")
+    (root / "sub" / "x.py").unlink()
+    (root / "sub").rmdir()
+    (root / "sub").symlink_to(outside)  # a hostile change between the write and the undo
+    result = undo(store, "s1", root, None, force=True)
+    assert result.restored == []
+    assert result.skipped == [{"path": "sub/x.py", "reason": "it now leads out of the workspace"}]
+    assert list(outside.iterdir()) == []
+
+
+def test_blobs_are_shared_and_dropped_with_their_sessions(
+    store: CheckpointStore, tmp_path: Path
+) -> None:
+    root = tmp_path / "w"
+    root.mkdir()
+    for name in ("a.py", "b.py"):
+        (root / name).write_text("same text")
+        write(store, root, "t1", name, "changed")
+    assert len(list(store.folder.glob("??/*"))) == 1
+    store.forget_sessions(["s1"])
+    assert list(store.folder.glob("??/*")) == []
