@@ -39,6 +39,7 @@ from coding_harness.daemon.config.layers import (
     merged_data,
     origin_finder,
 )
+from coding_harness.daemon.config.notify_settings import NotifySettings, parse_notify
 from coding_harness.daemon.config.profiles import (
     ConfigError,
     OriginOf,
@@ -71,6 +72,7 @@ class Config:
     default_provider: str
     agent: AgentSettings
     search: SearchSettings = field(default_factory=SearchSettings)
+    notify: NotifySettings = field(default_factory=NotifySettings)
     sources: tuple[str, ...]
     problems: tuple[str, ...] = ()
     builtin: bool = False
@@ -208,6 +210,7 @@ def load_config(home: Path, cwd: Path, *, trust_store: Path | None = None) -> Co
         default_provider=_default(merged.get("default_provider"), providers, origin_of, problems),
         agent=parse_agent(merged.get("agent"), origin_of, problems),
         search=parse_search(merged.get("search"), origin_of, problems),
+        notify=parse_notify(merged.get("notify"), origin_of, problems),
         sources=tuple(layer.origin for layer in layers if layer.origin != BUILTIN_ORIGIN),
         problems=tuple(problems),
         builtin=builtin,

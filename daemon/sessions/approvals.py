@@ -4,29 +4,45 @@
 valid `approval.respond` resolves it and every client sees
 `approval.resolved` with the decision and who gave it. A late or unknown
 answer gets a clear error. With nobody to answer, the request simply waits.
+
+A request still unanswered after `notify.after_seconds` is sent once through
+`notify.py` (desktop notification, `notify.command`); the send runs on in the
+background with its own time limit, even when the answer comes meanwhile.
+`notify` is the session's `notify` settings, set with each turn; until then
+they are read from the config files of the session's folder when a request
+is made.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
+import time
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest, JSONObject
+from coding_harness.daemon.config.loader import home_dir, load_config
+from coding_harness.daemon.config.notify_settings import NotifySettings
 from coding_harness.daemon.sessions.events import Event
-from coding_harness.protocol import errors
+from coding_harness.daemon.sessions.notify import WaitingApproval, notify_waiting
+from coding_harness.protocol import errors, trust
 from coding_harness.protocol.methods import DECISIONS, EventKind
 
 if TYPE_CHECKING:
     from coding_harness.daemon.store.db import Store
+
+log = logging.getLogger(__name__)
 
 
 class ApprovalHost(Protocol):
     """What the approvals of a session need of it (a `Session` is one)."""
 
     id: str
+    cwd: Path
     store: Store | None
 
     def emit(self, kind: str, data: JSONObject) -> Event: ...
@@ -52,6 +68,9 @@ class PendingApprovals:
         self._resolved_by: dict[str, str] = {}
         # Seconds an approval may wait; None waits for as long as it takes.
         self.timeout: float | None = None
+        # The `notify` settings; None reads them from the session folder's config files.
+        self.notify: NotifySettings | None = None
+        self._sending: set[asyncio.Task[None]] = set()
 
     async def ask(self, request: ApprovalRequest) -> ApprovalDecision:
         # Unique across daemon restarts: the store keeps old requests.
@@ -73,6 +92,7 @@ class PendingApprovals:
             self._session.store.approval_requested(
                 self._session.id, request_id, request.kind, request.path
             )
+        reminder = asyncio.create_task(self._remind(request_id, request, self._settings()))
         with self._session.waiting():
             try:
                 if self.timeout is None:
@@ -81,7 +101,39 @@ class PendingApprovals:
             except TimeoutError:
                 return self._expire(request_id)
             finally:
+                reminder.cancel()
                 self._pending.pop(request_id, None)
+
+    def _settings(self) -> NotifySettings:
+        if self.notify is not None:
+            return self.notify
+        config = load_config(home_dir(), self._session.cwd, trust_store=trust.store_path())
+        return config.notify
+
+    async def _remind(
+        self, request_id: str, request: ApprovalRequest, settings: NotifySettings
+    ) -> None:
+        """After `after_seconds` still unanswered: send the notifications, once."""
+        asked = time.monotonic()
+        await asyncio.sleep(settings.after_seconds)
+        pending = self._pending.get(request_id)
+        if pending is None or pending.future.done():
+            return
+        waited = time.monotonic() - asked
+        waiting = WaitingApproval(
+            session=self._session.id,
+            request=request_id,
+            kind=request.kind,
+            path=request.path,
+            summary=request.summary,
+            folder=self._session.cwd,
+            waited_seconds=waited,
+            times_out_in=None if self.timeout is None else max(self.timeout - waited, 0.0),
+        )
+        log.info("approval %s of session %s waits: notifying", request_id, self._session.id)
+        task = asyncio.create_task(notify_waiting(waiting, settings))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
 
     def _expire(self, request_id: str) -> ApprovalDecision:
         """No answer in time: a refusal the model is told about, never an approval."""
