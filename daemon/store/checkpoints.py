@@ -32,7 +32,8 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS checkpoints (
     session_id TEXT NOT NULL, turn TEXT NOT NULL, path TEXT NOT NULL,
     before_blob TEXT, before_mode INTEGER, after TEXT, at REAL NOT NULL,
-    undone INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, turn, path)
+    undone INTEGER NOT NULL DEFAULT 0, restorable INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (session_id, turn, path)
 );
 -- what the model is told at the start of the session's next turn (after an undo)
 CREATE TABLE IF NOT EXISTS turn_notes_pending (session_id TEXT PRIMARY KEY, note TEXT NOT NULL);
@@ -50,6 +51,7 @@ class Checkpoint:
     mode: int | None
     after: str | None  # sha256 of what the turn's last write left; None: it removed it
     at: float
+    restorable: bool = True  # False: a command changed it and it was too large to keep
 
 
 def sha256(data: bytes | None) -> str | None:
@@ -79,15 +81,56 @@ class CheckpointStore:
                 )
             return False
         data, mode = read_state(root / rel)
+        self._insert(session, turn, rel, data, mode, after, restorable=True)
+        return True
+
+    def take_from(
+        self,
+        session: str,
+        turn: str,
+        rel: str,
+        before: bytes | None,
+        mode: int | None,
+        after: str | None,
+        *,
+        restorable: bool = True,
+    ) -> bool:
+        """Keep `rel` as it was before a command changed it (`before`, None: no file);
+        a path this turn kept already only gets its new `after`. True when new."""
+        row = self._db.execute(
+            "SELECT 1 FROM checkpoints WHERE session_id = ? AND turn = ? AND path = ?",
+            (session, turn, rel),
+        ).fetchone()
+        if row is not None:
+            with self._db:
+                self._db.execute(
+                    "UPDATE checkpoints SET after = ?"
+                    " WHERE session_id = ? AND turn = ? AND path = ?",
+                    (after, session, turn, rel),
+                )
+            return False
+        self._insert(session, turn, rel, before, mode, after, restorable=restorable)
+        return True
+
+    def _insert(
+        self,
+        session: str,
+        turn: str,
+        rel: str,
+        data: bytes | None,
+        mode: int | None,
+        after: str | None,
+        *,
+        restorable: bool,
+    ) -> None:
         blob = self.save_blob(data) if data is not None else None
         with self._db:
             self._db.execute(
                 "INSERT INTO checkpoints (session_id, turn, path, before_blob, before_mode,"
-                " after, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session, turn, rel, blob, mode, after, time.time()),
+                " after, at, restorable) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session, turn, rel, blob, mode, after, time.time(), int(restorable)),
             )
         self._keep_under_cap()
-        return True
 
     def save_blob(self, data: bytes) -> str:
         """Store `data` under its digest (once), durably; its digest."""
@@ -121,13 +164,15 @@ class CheckpointStore:
     def of_session(self, session: str, *, undone: bool = False) -> list[Checkpoint]:
         """The session's checkpoints (not undone ones, unless asked), oldest first."""
         rows = self._db.execute(
-            "SELECT session_id, turn, path, before_blob, before_mode, after, at FROM checkpoints"
-            " WHERE session_id = ? AND (undone = 0 OR ?) ORDER BY at, rowid",
+            "SELECT session_id, turn, path, before_blob, before_mode, after, at, restorable"
+            " FROM checkpoints WHERE session_id = ? AND (undone = 0 OR ?) ORDER BY at, rowid",
             (session, int(undone)),
         ).fetchall()
         return [
-            Checkpoint(session=s, turn=t, path=p, blob=b, mode=m, after=a, at=at)
-            for s, t, p, b, m, a, at in rows
+            Checkpoint(
+                session=s, turn=t, path=p, blob=b, mode=m, after=a, at=at, restorable=bool(r)
+            )
+            for s, t, p, b, m, a, at, r in rows
         ]
 
     def mark_undone(self, session: str, turns: list[str], paths: list[str]) -> None:

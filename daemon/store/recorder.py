@@ -6,26 +6,21 @@ history) or a tool result, the messages of this turn so far are written with
 the events and token usage that came with them, in one transaction. A crash
 therefore loses at most the step in flight. The write journal's records
 (`tools/journal.py`) are stored the moment they are emitted, before and after
-the write they describe, and the file as it was before the turn first wrote it
-is kept as a checkpoint (`checkpoints.py`) before the write starts. After a
-compaction replaced the whole history, `rebase` makes every later save rewrite
-it from the start.
+the write they describe, and what the turn's writes and commands change is kept
+as checkpoints first (`turn_checkpoints.py`). After a compaction replaced the
+whole history, `rebase` makes every later save rewrite it from the start.
 """
 
 from __future__ import annotations
-
-import logging
-import sqlite3
 
 from coding_harness.daemon.agent.seams import JSONObject, Usage
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.db import UsageRow
-from coding_harness.daemon.tools.edit.journal import STARTED, WRITE_EVENT
+from coding_harness.daemon.store.turn_checkpoints import TurnCheckpoints
+from coding_harness.daemon.tools.edit.journal import WRITE_EVENT
 from coding_harness.daemon.usage.cost import cost_usd
 from coding_harness.protocol.methods import EventKind
-
-log = logging.getLogger(__name__)
 
 _STEP_KINDS = frozenset({EventKind.TOOL_CALL, EventKind.TOOL_RESULT})
 
@@ -38,37 +33,16 @@ class StepRecorder:
         self._turn = turn
         self._saved_length = -1
         self._usage: list[UsageRow] = []
+        self._checkpoints = TurnCheckpoints(session, turn)
 
     def emit(self, kind: str, data: JSONObject) -> object:
-        if kind == WRITE_EVENT and data.get("phase") == STARTED:
-            self._checkpoint(str(data.get("path", "")), data.get("after"))
+        self._checkpoints.before_event(kind, data)
         event = self._session.emit(kind, data)
         if kind in _STEP_KINDS:
             self.save()
         elif kind == WRITE_EVENT:
             self._session.flush_events()
         return event
-
-    def _checkpoint(self, rel: str, after: object) -> None:
-        """Keep the file as it is before the write that is about to start."""
-        store = self._session.store
-        if store is None or not rel:
-            return
-        try:
-            taken = store.checkpoints.take(
-                self._session.id,
-                self._turn,
-                self._session.cwd,
-                rel,
-                after if isinstance(after, str) else None,
-            )
-        except (OSError, sqlite3.Error) as exc:
-            log.warning("no checkpoint of %s: %s", rel, exc)
-            message = f"{rel} could not be checkpointed ({exc}); this write cannot be undone"
-            self._session.emit(EventKind.NOTICE, {"message": message})
-            return
-        if taken:
-            self._session.emit(EventKind.CHECKPOINT, {"turn": self._turn, "files": [rel]})
 
     def add_usage(self, usage: Usage, profile: ProviderProfile) -> None:
         self._usage.append(

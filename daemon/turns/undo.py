@@ -30,6 +30,7 @@ from coding_harness.daemon.tools.edit.diff import unified_diff
 
 UNDO_PREFIX = "undo-"
 CHANGED = "changed since the agent wrote it; --force puts it back anyway"
+NOT_KEPT = "a command changed it, and it was too large to keep beforehand: not restorable"
 
 
 class NothingToUndo(ValueError):
@@ -93,6 +94,9 @@ def _put_back(
 ) -> None:
     path = first.path
     target = root / path
+    if not first.restorable:
+        result.skipped.append({"path": path, "reason": NOT_KEPT})
+        return
     if not _inside(root, target):
         result.skipped.append({"path": path, "reason": "it now leads out of the workspace"})
         return

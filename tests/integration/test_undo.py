@@ -36,8 +36,8 @@ def test_undo_puts_back_what_the_turn_wrote_and_can_itself_be_undone(
 ) -> None:
     (calc_project / "calc.py").chmod(0o640)
     agent_turn(sandbox, model, calc_project)
-    listed = undo(sandbox, calc_project, "--list")
-    assert "calc.py, tools/new.py" in listed.stdout
+    listed = undo(sandbox, calc_project, "--list").stdout
+    assert "calc.py" in listed and "tools/new.py" in listed
     done = undo(sandbox, calc_project)
     assert done.returncode == 0, done.stderr
     assert (calc_project / "calc.py").read_text() == BUGGY
@@ -106,3 +106,21 @@ def test_nothing_to_undo_says_so(
     assert done.returncode == 5
     assert "nothing to undo" in done.stderr
     assert (calc_project / "calc.py").read_text() == BUGGY
+
+
+def test_files_a_make_recipe_changed_are_put_back_too(
+    sandbox: Sandbox, model: FakeModelServer, daemon: object, calc_project: Path
+) -> None:
+    (calc_project / "version.txt").write_text("1\n")
+    (calc_project / "Makefile").write_text(
+        "check:\n\techo 2 > version.txt\n\techo made > generated.txt\n"
+    )
+    agent_turn(sandbox, model, calc_project)
+    assert (calc_project / "version.txt").read_text() == "2\n"
+    assert (calc_project / "generated.txt").exists()
+    done = undo(sandbox, calc_project)
+    assert done.returncode == 0, done.stderr
+    assert (calc_project / "calc.py").read_text() == BUGGY
+    assert (calc_project / "version.txt").read_text() == "1\n"  # changed by make: back
+    assert not (calc_project / "generated.txt").exists()  # created by make: removed
+    assert not (calc_project / "tools" / "new.py").exists()
