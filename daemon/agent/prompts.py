@@ -1,6 +1,7 @@
 """What the model is told: the system prompts and the fixed task texts.
 
-The coding prompt states the workspace and the rules, then, when known, the
+The coding prompt states the workspace and the rules, then the session's
+permission mode when it is not `ask` (what the model may do in it), then, when known, the
 local services whose ports are taken, the project's own instructions from
 AGENTS.md, the committed plan as guidance, and the project's notes from
 earlier sessions (framed as possibly stale hints, never instructions). The
@@ -15,6 +16,7 @@ from pathlib import Path
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import decode_text, read_regular
 from coding_harness.daemon.tools.workspace import Workspace
+from coding_harness.protocol.modes import ACCEPT_EDITS, ASK, READ_ONLY
 
 AGENTS_FILE = "AGENTS.md"
 AGENTS_CAP_CHARS = 8_000
@@ -58,6 +60,25 @@ How to work:
 - Keep edits small and focused on what was asked. When you are done, answer
   with a short summary of what you changed and why, in plain text.
 """
+
+# What each permission mode but `ask` (the rules above) adds; `protocol/modes.py`.
+MODE_PARAGRAPHS = {
+    ASK: "",
+    ACCEPT_EDITS: """\
+Permission mode: accept-edits. The user chose to have your writes inside the
+workspace applied without being asked; each diff is still shown to them.
+Commands keep their own rules (uv run and uv sync are still put to the user).""",
+    READ_ONLY: """\
+Permission mode: read-only (plan mode). The user wants a plan before anything
+changes. You have no tool that writes: replace_text, propose_edit and
+write_file are not available, and run_shell runs only commands that change
+nothing (ls, cat, pwd, and uv's read-only subcommands such as uv pip list; not
+make, uv run or uv sync). Investigate with read_file, list_dir, grep and those
+commands, then end your answer with a numbered plan: each step names the files
+it changes and what changes in them, and how to check the result. Do not try
+to write anything: the user will accept the plan or not, and once accepted it
+is carried out in the next turn.""",
+}
 
 _INSTRUCTIONS = """\
 Project instructions, from the workspace's {name} (written by the project's
@@ -109,10 +130,17 @@ line, what it is for), followed by a short paragraph on how the parts fit togeth
 
 
 def system_prompt(
-    workspace: Path, *, services: str = "", instructions: str = "", plan: str = ""
+    workspace: Path,
+    *,
+    services: str = "",
+    instructions: str = "",
+    plan: str = "",
+    mode: str = ASK,
 ) -> str:
     """The coding system prompt; the optional parts are left out when empty."""
     parts = [_RULES.format(workspace=workspace)]
+    if MODE_PARAGRAPHS.get(mode):
+        parts.append(MODE_PARAGRAPHS[mode])
     if services:
         parts.append(services)
     if instructions:

@@ -1,6 +1,7 @@
 """The `agent` and `search` sections of the configuration, parsed and checked.
 
-`agent` holds the loop's and the session's limits; `search` which web search
+`agent` holds the loop's and the session's limits and the permission mode new
+sessions start in; `search` which web search
 engine the agent may use and whether it starts enabled. A bad value is
 reported naming its file and key, and its default kept.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from coding_harness.daemon.config.profiles import OriginOf, bad
+from coding_harness.protocol.modes import DEFAULT_MODE, PERMISSION_MODES, mode_named
 
 # Re-exported for daemon/methods/session_methods.py; the names live in protocol/vocabulary.py.
 from coding_harness.protocol.vocabulary import (
@@ -55,6 +57,9 @@ class AgentSettings:
     list_ports: bool = True
     # Variables tool commands get besides the built-in allow-list (never a secret's).
     env_pass: tuple[str, ...] = ()
+    # The permission mode of a new session (`protocol/modes.py`); a turn's own config
+    # carries its session's mode here.
+    mode: str = DEFAULT_MODE
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -106,6 +111,7 @@ _RULES = dict.fromkeys(_POSITIVE, "must be a positive number") | {
     "context_limits": "must map provider names to positive whole numbers of tokens",
     "services": 'must be a list of {"name": ..., "port": N} or {"name": ..., "url": ...}',
     "env_pass": "must be a list of environment variable names",
+    "mode": f"must be one of {', '.join(PERMISSION_MODES)}",
 }
 
 
@@ -129,6 +135,8 @@ def _agent_value(key: str, value: Any) -> Any:
         return _services(value)
     if key == "env_pass":
         return _variable_names(value)
+    if key == "mode":
+        return mode_named(value) or _INVALID
     return _INVALID
 
 

@@ -1,9 +1,11 @@
-"""`session.configure`: `/allow-cmd`, `/search`, `/budget` and `/debug`, for every client.
+"""`session.configure`: `/allow-cmd`, `/search`, `/budget`, `/debug` and `/mode`, for
+every client.
 
 Every parameter is checked before any is applied, so a refused request changes
-nothing. Each change but `/debug` is told to every attached client as a notice
-naming who made it; `/debug`'s path is the answer, printed by the client that
-asked.
+nothing. Each change but `/debug` and `/mode` is told to every attached client
+as a notice naming who made it; a mode is told by a `mode.changed {mode,
+client}` event (the next turn runs in it; a running turn keeps its own);
+`/debug`'s path is the answer, printed by the client that asked.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from coding_harness.daemon.methods.lookup import session_of
 from coding_harness.daemon.methods.params import refuse_tool_children
 from coding_harness.daemon.methods.parts import MethodParts
+from coding_harness.daemon.methods.session_methods import permission_mode
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
@@ -38,6 +41,7 @@ async def session_configure(
     search: Any = None,
     token_budget: Any = None,
     debug: Any = None,
+    mode: Any = None,
 ) -> dict[str, Any]:
     refuse_tool_children(conn)
     target = session_of(parts, session)
@@ -53,6 +57,7 @@ async def session_configure(
             _allow(target, allow_command),
             _search(target, search),
             _budget(target, token_budget),
+            _mode(target, mode, conn.label),
         )
         if change is not None
     ]
@@ -74,6 +79,19 @@ def _debug(target: Session, value: Any) -> Change | None:
 
     def switch() -> None:
         DEBUG_SWITCHES.set(target.id, value)
+
+    return switch
+
+
+def _mode(target: Session, value: Any, client: str) -> Change | None:
+    """`/mode NAME`, `--mode` on a session joined, ACP's session/set_mode."""
+    mode = permission_mode(value)
+    if mode is None:
+        return None
+
+    def switch() -> None:
+        target.options.mode = mode
+        target.emit(EventKind.MODE_CHANGED, {"mode": mode, "client": client})
 
     return switch
 

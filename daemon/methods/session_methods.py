@@ -1,8 +1,11 @@
 """The `session.*` methods: create, list, attach, detach, submit, cancel, history,
 reset and close (`session.configure` is `configure_methods.py`'s).
 
-`session.attach` with `since_seq` replays in pages (`replay.py`); `session.history`
-answers in pages (`history_pages.py`). Each handler takes the `MethodParts` first.
+`session.create` takes the permission mode in `options.mode` (else the config's
+`agent.mode`); `session.list` rows and `session.attach` answers carry the mode in
+force in `options.mode`. `session.attach` with `since_seq` replays in pages
+(`replay.py`); `session.history` answers in pages (`history_pages.py`). Each
+handler takes the `MethodParts` first.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from coding_harness.daemon.sessions.history_pages import history_page
 from coding_harness.daemon.sessions.replay import replay
 from coding_harness.daemon.sessions.session import Session, new_session_id
 from coding_harness.daemon.tools.edit.seen import forget_session
+from coding_harness.daemon.turns.assemble import session_mode
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
+from coding_harness.protocol.modes import PERMISSION_MODES, mode_named
 
 # `session.attach {session: "*"}`: every session, and every later one.
 ALL_SESSIONS = "*"
@@ -64,7 +69,7 @@ async def session_create(
     env: Any = None,
 ) -> dict[str, Any]:
     refuse_when_stopping(parts.stopping)
-    options_map(options)
+    mode = permission_mode(options_map(options).get("mode"), "options.mode")
     session = Session(
         id=new_session_id(),
         cwd=workspace_folder(text("cwd", cwd)),
@@ -79,6 +84,7 @@ async def session_create(
         config, found = await refresh(parts.configs, session.cwd, session.key_env)
         first_run = first_run_note(config, found) if session.provider is None else {}
     profile = profile_of(config, session.provider)
+    session.options.mode = mode or config.agent.mode
     _keep(parts, session)
     problems = parts.configs.unreported(config)
     if first_run.get("discovered"):
@@ -93,8 +99,28 @@ async def session_create(
         "endpoint": profile.endpoint,
         "key_env": config.key_env_names(),
         "config_problems": problems,
+        "mode": session.options.mode,
         **first_run,
     }
+
+
+def permission_mode(value: Any, name: str = "mode") -> str | None:
+    """A permission mode's name from a request (None when not given); -32602 naming
+    the modes for anything else."""
+    if value is None:
+        return None
+    mode = mode_named(value)
+    if mode is None:
+        raise errors.InvalidParams(f"{name} must be one of {', '.join(PERMISSION_MODES)}")
+    return mode
+
+
+def summary(parts: MethodParts, session: Session) -> dict[str, Any]:
+    """The session's `session.list` row, with the mode in force: a session restored
+    after a restart, which has none of its own, takes the config's `agent.mode`."""
+    if session.options.mode is None:
+        session.options.mode = session_mode(session, parts.configs.get(session.cwd))
+    return session.summary()
 
 
 def _keep(parts: MethodParts, session: Session) -> None:
@@ -110,7 +136,7 @@ def _keep(parts: MethodParts, session: Session) -> None:
 
 
 async def session_list(parts: MethodParts, conn: Connection) -> dict[str, Any]:
-    return {"sessions": [s.summary() for s in parts.sessions.all()]}
+    return {"sessions": [summary(parts, s) for s in parts.sessions.all()]}
 
 
 async def session_attach(
@@ -127,9 +153,9 @@ async def session_attach(
         approvals = target.attach(conn)
         for event in approvals:
             conn.send_encoded(target.framed(event))
-        return {**target.summary(), "replayed": len(approvals), "missed": 0}
+        return {**summary(parts, target), "replayed": len(approvals), "missed": 0}
     done = await replay(target, conn, since)
-    return {**target.summary(), "replayed": done.replayed, "missed": done.missed}
+    return {**summary(parts, target), "replayed": done.replayed, "missed": done.missed}
 
 
 async def session_detach(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:

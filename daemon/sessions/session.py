@@ -54,12 +54,14 @@ SEQ_BLOCK = 1000
 
 @dataclass(kw_only=True, slots=True)
 class SessionOptions:
-    """Choices the people on a session made: `/allow-cmd`, `/search`, `/budget`."""
+    """Choices the people on a session made: `/allow-cmd`, `/search`, `/budget`, `/mode`."""
 
     extra_commands: set[str] = field(default_factory=set)
     search_enabled: bool | None = None  # None: as the config says
     search_engine: str | None = None
     token_budget: int | None = None
+    # The permission mode (`protocol/modes.py`); None: the config's `agent.mode`.
+    mode: str | None = None
 
     def to_wire(self) -> JSONObject:
         return {
@@ -67,6 +69,7 @@ class SessionOptions:
             "search_enabled": self.search_enabled,
             "search_engine": self.search_engine,
             "token_budget": self.token_budget,
+            "mode": self.mode,
         }
 
 

@@ -8,6 +8,11 @@ context's editor buffers first, once the path passed the workspace's checks,
 and reads the disk when they have nothing; it records the text it showed in
 the session's `seen.SeenTexts`, the base write_file is checked against, only
 when that text is the file's on disk.
+
+In the read-only mode (`ToolContext.read_only`) the write tools are not
+offered, a call to one the model names anyway is refused with a result saying
+why (`ReadOnlyGuard`), and run_shell runs only commands that change nothing
+(`shell/read_only.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 
+from coding_harness.daemon.agent.seams import JSONObject, ToolCall, ToolExecutor
 from coding_harness.daemon.tools import code_search, files, planning
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit import gate as edits
@@ -26,6 +32,7 @@ from coding_harness.daemon.tools.edit.writes import read_current
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.registry import BoundTools, ToolRegistry
 from coding_harness.daemon.tools.shell import run_shell as shell
+from coding_harness.daemon.tools.shell.read_only import check_read_only
 from coding_harness.daemon.tools.web import fetch, search
 
 BUILTIN_TOOLS = ToolRegistry()
@@ -106,6 +113,7 @@ async def grep(ctx: ToolContext, *, pattern: str, path: str) -> str:
     [("command", "The command line, e.g. 'make test' or 'ls src'.")],
 )
 async def run_shell(ctx: ToolContext, *, command: str) -> str:
+    check_read_only(ctx, command)
     return await shell.run_shell(ctx, command)
 
 
@@ -204,15 +212,47 @@ def _every_tool() -> ToolRegistry:
 
 AGENT_TOOLS = _every_tool()
 READ_ONLY_TOOLS = ("read_file", "list_dir", "grep")
+# The tools that write files: none is offered in the read-only mode.
+WRITE_TOOLS = ("propose_edit", "replace_text", "write_file")
+WRITE_REFUSED = (
+    "refused: {name} is not available because this session is in read-only mode (plan "
+    "mode): nothing may be written. Do not try to write another way; describe the change "
+    "as a step of your plan, and end with the plan. Available tools: {offered}."
+)
 
 
 def offered_tools(ctx: ToolContext) -> list[str]:
     """The tools a turn offers by default: web_search only with an engine, commit_plan
-    only with a plan keeper."""
+    only with a plan keeper, the write tools not in the read-only mode."""
     wanted = {WEB_SEARCH: ctx.search is not None, planning.COMMIT_PLAN: ctx.plans is not None}
+    if ctx.read_only:
+        wanted |= dict.fromkeys(WRITE_TOOLS, False)
     return [name for name in AGENT_TOOLS.names() if wanted.get(name, True)]
 
 
-def build_tools(ctx: ToolContext, names: Iterable[str] | None = None) -> BoundTools:
-    """The executor for one turn: the offered tools (or `names` of them) bound to `ctx`."""
-    return BoundTools(AGENT_TOOLS, ctx, offered_tools(ctx) if names is None else names)
+class ReadOnlyGuard:
+    """A `ToolExecutor` that answers a call to a write tool with the read-only refusal
+    (instead of "no tool named ..."), and passes every other call on."""
+
+    def __init__(self, inner: ToolExecutor) -> None:
+        self._inner = inner
+
+    def schemas(self) -> list[JSONObject]:
+        return self._inner.schemas()
+
+    async def execute(self, call: ToolCall) -> str:
+        name = call.name.strip()
+        if name in WRITE_TOOLS:
+            offered = ", ".join(s["function"]["name"] for s in self.schemas())
+            return WRITE_REFUSED.format(name=name, offered=offered)
+        return await self._inner.execute(call)
+
+
+def build_tools(ctx: ToolContext, names: Iterable[str] | None = None) -> ToolExecutor:
+    """The executor for one turn: the offered tools (or `names` of them) bound to `ctx`;
+    in the read-only mode, never a write tool."""
+    chosen = offered_tools(ctx) if names is None else names
+    if not ctx.read_only:
+        return BoundTools(AGENT_TOOLS, ctx, chosen)
+    kept = [name for name in chosen if name not in WRITE_TOOLS]
+    return ReadOnlyGuard(BoundTools(AGENT_TOOLS, ctx, kept))

@@ -4,7 +4,7 @@
 `TurnOutcome` it carries is how tools report what happened (edits rejected,
 files changed, a failed `make check`) so the turn can end with the right code.
 Every setting has a safe default: no extra programs, no fetching from private
-addresses, no web search.
+addresses, no web search, every write asked (permission mode `ask`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from coding_harness.daemon.tools.web.fetch import FetchPolicy
 from coding_harness.daemon.tools.web.search import SearchEngine
 from coding_harness.daemon.tools.workspace import Workspace
 from coding_harness.protocol import exit_codes
+from coding_harness.protocol.modes import ACCEPT_EDITS, ASK, READ_ONLY
 
 
 @dataclass(kw_only=True, slots=True)
@@ -72,7 +73,10 @@ class ToolContext:
     approver: Approver
     events: EventSink
     dry_run: bool = False
+    # `-y` for this turn: edits applied without asking, and uv run / uv sync approved.
     auto_approve: bool = False
+    # The session's permission mode (`protocol/modes.py`), as the turn started.
+    mode: str = ASK
     command_timeout: float = 120.0
     check_timeout: float = 600.0
     outcome: TurnOutcome = field(default_factory=TurnOutcome)
@@ -90,6 +94,16 @@ class ToolContext:
     env_pass: tuple[str, ...] = ()
     # An attached editor's buffers, which read_file asks before the disk; None: the disk.
     buffers: BufferSource | None = None
+
+    @property
+    def accepts_edits(self) -> bool:
+        """Writes are applied without asking: `-y`, or the accept-edits mode."""
+        return self.auto_approve or self.mode == ACCEPT_EDITS
+
+    @property
+    def read_only(self) -> bool:
+        """The read-only mode: nothing may be written, no changing command run."""
+        return self.mode == READ_ONLY
 
     def command_environment(self) -> dict[str, str]:
         """The whole environment of a command this turn runs (run_shell, make check)."""

@@ -1,17 +1,21 @@
 """Building one turn's parts from the session, its options and the config.
 
-The tool context (workspace, approvals, dry run and -y, allowed extra
-commands, fetch policy, search engine, the plan, the buffers of an attached
-editor), the agent loop (model with retries, limits, progress probe, token
+The tool context (workspace, approvals, dry run and -y, the permission mode,
+allowed extra commands, fetch policy, search engine, the plan, the buffers of
+an attached editor), the agent loop (model with retries, limits, progress probe, token
 budgets, compaction) and the system prompt (rules, local services, AGENTS.md,
 the plan). Everything a turn needs is resolved here when it starts, so a
 config reload never changes a turn in flight; only the editor whose buffers
 read_file asks is looked up at each read, so one that attaches mid-turn counts.
+The session's permission mode is resolved when the turn starts too
+(`with_session_mode`): the turn's config carries it as `agent.mode`, so a
+`/mode` during a turn takes effect at the next one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 from collections.abc import Callable
@@ -73,6 +77,7 @@ def tool_context(
         events=events or session,
         dry_run=request.dry_run,
         auto_approve=request.auto_approve,
+        mode=config.agent.mode,
         command_timeout=config.agent.command_timeout,
         check_timeout=config.agent.check_timeout,
         outcome=outcome,
@@ -84,6 +89,19 @@ def tool_context(
         env_pass=config.agent.env_pass,
         buffers=EditorBuffers(session),
     )
+
+
+def session_mode(session: Session, config: Config) -> str:
+    """The session's permission mode: its own choice, else the config's `agent.mode`."""
+    return session.options.mode or config.agent.mode
+
+
+def with_session_mode(config: Config, session: Session) -> Config:
+    """`config` as one turn of `session` runs with: `agent.mode` is the session's mode."""
+    mode = session_mode(session, config)
+    if mode == config.agent.mode:
+        return config
+    return dataclasses.replace(config, agent=dataclasses.replace(config.agent, mode=mode))
 
 
 def session_secrets(session: Session, config: Config) -> Secrets:
@@ -230,6 +248,7 @@ def turn_system_prompt(cwd: Path, config: Config, plan: Plan | None) -> str:
         services=services_paragraph(config),
         instructions=project_instructions(cwd),
         plan=guidance(plan, cwd) if plan else "",
+        mode=config.agent.mode,
     )
 
 

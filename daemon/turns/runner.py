@@ -1,8 +1,9 @@
 """Running turns: one at a time per session, queued, cancellable.
 
 A submitted turn waits in its session's queue; the session's worker runs them
-in order. A run resolves the provider from the configuration as it is now
-(a turn in flight keeps what it started with), binds the tools to the
+in order. A run resolves the provider and the session's permission mode from
+the configuration and the session as they are now (a turn in flight keeps what
+it started with), binds the tools to the
 session's workspace, runs the agent loop (see `turn.py`) and always
 ends with `turn.finished` carrying the exit code, whatever fails on the way
 (a model error, a store that cannot be written, a bug: each is an `error`
@@ -40,7 +41,7 @@ from coding_harness.daemon.sessions.events import turn_finished
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
-from coding_harness.daemon.turns.assemble import TurnRequest
+from coding_harness.daemon.turns.assemble import TurnRequest, with_session_mode
 from coding_harness.daemon.turns.interrupted import recover_writes
 from coding_harness.daemon.turns.options import turn_kind
 from coding_harness.daemon.turns.turn import Turn, TurnDeps, TurnState, compact_session, drive_turn
@@ -260,7 +261,7 @@ class TurnRunner:
                 session.store.turn_started(session.id, request.id, request.text)
             state.recorder.save()
             state.profile = self._profile(session)
-            config = self._configs.get(session.cwd)
+            config = with_session_mode(self._configs.get(session.cwd), session)
             turn = Turn(
                 session=session,
                 request=request,

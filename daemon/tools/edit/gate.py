@@ -3,17 +3,21 @@
 An edit names the whole old and new text of one file (replace_text builds the
 same `EditPlan` from one snippet). It is checked against the file on disk
 (trailing whitespace aside), shown as a diff, and then, by mode: only shown
-(dry run), applied (`-y`), or put to the people attached to the session. An
-edit that changes what `make check` runs (a makefile, a `.mk` file, a file the
-makefile includes, pyproject.toml) is always put to the people, `-y` or not,
-and its prompt says why. An applied edit is re-checked against the file,
-written atomically with the file's mode kept (and journaled before and after:
-`journal.py`), and followed by `make check`. The approval prompt offers one
-more answer than yes, no and skip: "revert" applies the edit like yes and puts
-the file back if `make check` then fails (`revert.py`); nothing is asked after
-the check. Every applied edit is announced by one "applied" notice, so `-y`
-shows one line per file written. A write the disk refuses leaves the file as
-it was and ends the turn with exit code 3, like a rejected edit.
+(dry run), applied (`-y`, or the session's accept-edits mode: the two behave
+alike here), or put to the people attached to the session. An edit that
+changes what `make check` runs (a makefile, a `.mk` file, a file the makefile
+includes, pyproject.toml) is always put to the people, `-y` or not, and its
+prompt says why. In the read-only mode nothing is written, nor even shown: the
+write is refused with a result telling the model to put it in its plan (the
+tool is not offered then, so this is for a model that calls it anyway). An
+applied edit is re-checked against the file, written atomically with the
+file's mode kept (and journaled before and after: `journal.py`), and followed
+by `make check`. The approval prompt offers one more answer than yes, no and
+skip: "revert" applies the edit like yes and puts the file back if `make check`
+then fails (`revert.py`); nothing is asked after the check. Every applied edit
+is announced by one "applied" notice, so `-y` shows one line per file written.
+A write the disk refuses leaves the file as it was and ends the turn with exit
+code 3, like a rejected edit.
 """
 
 from __future__ import annotations
@@ -37,6 +41,11 @@ KEPT = (
 )
 CHANGES_CHECK = "this changes what `make check` runs"
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+READ_ONLY_REFUSAL = (
+    "refused: this session is in read-only mode (plan mode), so nothing may be written and "
+    "'{path}' was left as it is. Do not try another way to write it: describe the change as a "
+    "step of your plan; the user switches the mode if they accept the plan."
+)
 AUTO_APPROVE_KEPT = (
     "\nThe edit stays in place: with auto-approve nothing is reverted automatically. "
     "Fix what make check reported, starting from the file as it is now."
@@ -55,6 +64,8 @@ async def submit_edit(ctx: ToolContext, plan: EditPlan, *, always_ask: str = "")
     `always_ask` names a reason to ask even under -y (write_file over a file the model
     never read); it ends the prompt's summary line.
     """
+    if ctx.read_only:
+        raise ToolRefusal(READ_ONLY_REFUSAL.format(path=plan.rel))
     ctx.events.emit("diff", {"path": plan.rel, "diff": plan.diff, "new_file": plan.current is None})
     if ctx.dry_run:
         ctx.outcome.dry_run_diffs += 1
@@ -67,11 +78,13 @@ async def submit_edit(ctx: ToolContext, plan: EditPlan, *, always_ask: str = "")
     shapes_check = await asyncio.to_thread(changes_check, ctx.workspace.root, plan.rel)
     reasons = [CHANGES_CHECK] if shapes_check else []
     reasons += [always_ask] if always_ask else []
-    if ctx.auto_approve and not reasons:
+    if ctx.accepts_edits and not reasons:
         return await apply_edit(ctx, plan, "applied (auto-approved)")
     summary = "; ".join([summarize(plan), *reasons])
-    if reasons and ctx.auto_approve:
-        summary += ", so it is asked even with -y"
+    if reasons and ctx.accepts_edits:
+        summary += ", so it is asked even with " + (
+            "-y" if ctx.auto_approve else "the accept-edits mode"
+        )
     request = ApprovalRequest(kind="edit", path=plan.rel, diff=plan.diff, summary=summary)
     decision = await ctx.approver.ask(request)
     answer: str = decision.decision
@@ -134,7 +147,7 @@ async def apply_edit(
         return result
     if revert_on_failure:
         return result + await revert_edit(ctx, plan, created, listed_before=listed_before)
-    return result + (AUTO_APPROVE_KEPT if ctx.auto_approve else KEPT)
+    return result + (AUTO_APPROVE_KEPT if ctx.accepts_edits else KEPT)
 
 
 def _not_written(rel: str, exc: OSError) -> tuple[str, str]:

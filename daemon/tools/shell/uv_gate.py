@@ -4,8 +4,10 @@ Read-only subcommands (`uv_rules.UV_COMMANDS` with access "run") run like
 any other command. `uv run` and `uv sync` run project code and may download
 packages, so they are put to the user the way an edit is: the exact command,
 plus any package index the project's uv settings name, through the session's
-approver; `-y` approves them as it approves edits. Every other subcommand is
-refused with its reason. Under --dry-run no uv runs at all (see `run_shell.py`).
+approver; `-y` approves them as it approves edits, but the accept-edits mode
+does not (it is about writes, and commands keep their rules), and the read-only
+mode refuses them. Every other subcommand is refused with its reason. Under
+--dry-run no uv runs at all (see `run_shell.py`).
 """
 
 from __future__ import annotations
@@ -127,6 +129,11 @@ def _check_operands(workspace: Workspace, label: str, kind: Operands, parsed: Pa
 
 async def ask_to_run(ctx: ToolContext, argv: list[str]) -> str | None:
     """Put the command to the user; None when it may run, else the tool result."""
+    if ctx.read_only:
+        raise ToolRefusal(
+            f"refused: `{shlex.join(argv)}` may change the workspace, and this session is in "
+            "read-only mode (plan mode); put it in your plan as a step instead"
+        )
     notes = await asyncio.to_thread(index_notes, ctx.workspace.root)
     shown = shlex.join(argv)
     note = f" (note: {notes})" if notes else ""
