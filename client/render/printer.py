@@ -173,6 +173,12 @@ class TurnPrinter:
         for line in tail:
             self.chat(f"  {line}", "dim")
 
+    def _on_undo(self, data: dict[str, Any]) -> None:
+        restored = ", ".join(str(p) for p in data.get("restored") or []) or "nothing"
+        self.notice(f"undo of turn {data.get('turn')}: put back {restored}", "yellow")
+        for skipped in data.get("skipped") or []:
+            self.chat(f"  not put back: {skipped.get('path')}: {skipped.get('reason')}", "dim")
+
     def _on_turn_queued(self, data: dict[str, Any]) -> None:
         self.notice(f"queued behind the running turn (position {data.get('position')})")
 

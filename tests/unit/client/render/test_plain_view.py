@@ -267,3 +267,17 @@ def test_stream_json_passes_the_wait_events_through() -> None:
     [line] = screen.out.getvalue().splitlines()
     assert json.loads(line)["kind"] == "model.waiting"
     assert screen.err.getvalue() == "waiting for the model (10 s)\n"
+
+
+def test_an_undo_from_another_client_is_shown_with_what_it_skipped() -> None:
+    screen = Screen()
+    screen.emit(
+        "undo",
+        turn="t-1",
+        restored=["calc.py", "new.py"],
+        skipped=[{"path": "mine.py", "reason": "changed since the agent wrote it"}],
+    )
+    shown = screen.err.getvalue()
+    assert "undo of turn t-1: put back calc.py, new.py" in shown
+    assert "not put back: mine.py: changed since the agent wrote it" in shown
+    assert screen.out.getvalue() == ""
