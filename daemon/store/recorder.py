@@ -33,10 +33,10 @@ class StepRecorder:
         self._turn = turn
         self._saved_length = -1
         self._usage: list[UsageRow] = []
-        self._checkpoints = TurnCheckpoints(session, turn)
+        self.checkpoints = TurnCheckpoints(session, turn)
 
     def emit(self, kind: str, data: JSONObject) -> object:
-        self._checkpoints.before_event(kind, data)
+        self.checkpoints.before_event(kind, data)
         event = self._session.emit(kind, data)
         if kind in _STEP_KINDS:
             self.save()

@@ -1,21 +1,24 @@
 """One turn's checkpoints, taken as its events go by.
 
-`TurnCheckpoints` watches the events the turn's recorder emits. A write's
-"started" journal record (`tools/edit/journal.py`) comes before the write: the
-file is kept as it is then. A tool call that may run a command (`run_shell`, and
-the edit tools, whose applied edits are followed by `make check`) gets a look at
-the workspace before it runs (`workspace_snapshot.py`), and its result another;
-every file that changed between the two is kept as it was before. A file that
-cannot be kept is named in a notice: that change cannot be undone.
+`TurnCheckpoints` is told of each write the turn's recorder sees: the journal's
+"started" record (`tools/edit/journal.py`) comes before the write, so the file
+is kept as it is then. `CheckpointingTools` puts each tool call that may run a
+command (`run_shell`, and the edit tools, whose applied edits are followed by
+`make check`) between two looks at the workspace (`workspace_snapshot.py`),
+taken in a worker thread so the daemon's other clients are not held up; every
+file that changed between the two is kept as it was before. A file that cannot
+be kept is named in a notice: that change cannot be undone.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import sqlite3
+from pathlib import Path
 
-from coding_harness.daemon.agent.seams import JSONObject
+from coding_harness.daemon.agent.seams import JSONObject, ToolCall, ToolExecutor
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.checkpoints import BLOB_LIMIT
 from coding_harness.daemon.store.workspace_snapshot import (
@@ -41,16 +44,12 @@ class TurnCheckpoints:
         self._before: dict[str, Seen] | None = None
 
     def before_event(self, kind: str, data: JSONObject) -> None:
-        """Called before the event is published (and before what it announces runs)."""
+        """Called before the event is published (and before the write it announces)."""
         if self._session.store is None:
             return
         if kind == WRITE_EVENT and data.get("phase") == STARTED:
             after = data.get("after")
             self._write(str(data.get("path", "")), after if isinstance(after, str) else None)
-        elif kind == EventKind.TOOL_CALL and data.get("name") in COMMAND_TOOLS:
-            self._look_before()
-        elif kind == EventKind.TOOL_RESULT and data.get("name") in COMMAND_TOOLS:
-            self._look_after()
 
     def _write(self, rel: str, after: str | None) -> None:
         store = self._session.store
@@ -66,31 +65,29 @@ class TurnCheckpoints:
         if taken:
             self._announce([rel])
 
-    def _look_before(self) -> None:
+    async def look_before(self) -> None:
+        if self._session.store is None:
+            return
         if self._snapshot is None:
             self._snapshot = WorkspaceSnapshot(self._session.cwd)
-        self._snapshot.refresh()
+        await asyncio.to_thread(self._snapshot.refresh)
         self._before = self._snapshot.current()
 
-    def _look_after(self) -> None:
+    async def look_after(self) -> None:
         if self._snapshot is None or self._before is None:
             return
-        self._snapshot.refresh()
+        await asyncio.to_thread(self._snapshot.refresh)
         changes = self._snapshot.changes(self._before)
         self._before = None
-        kept = [change.path for change in changes if self._command_change(change)]
+        kept = [change.path for change in changes if await self._command_change(change)]
         if kept:
             self._announce(kept)
 
-    def _command_change(self, change: Change) -> bool:
+    async def _command_change(self, change: Change) -> bool:
         store = self._session.store
         assert store is not None
-        target = self._session.cwd / change.path
         try:
-            info = target.lstat()
-            after = _digest(target.read_bytes()) if info.st_size <= BLOB_LIMIT else ""
-        except FileNotFoundError:
-            after = None
+            after = await asyncio.to_thread(_digest_of, self._session.cwd / change.path)
         except OSError as exc:
             self._not_kept(change.path, exc)
             return False
@@ -119,5 +116,31 @@ class TurnCheckpoints:
         self._session.emit(EventKind.NOTICE, {"message": message})
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _digest_of(path: Path) -> str | None:
+    """The file's SHA-256 (None: no file; "": too large to read for it)."""
+    try:
+        if path.lstat().st_size > BLOB_LIMIT:
+            return ""
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+class CheckpointingTools:
+    """The turn's tools, each call that may run a command between two looks."""
+
+    def __init__(self, inner: ToolExecutor, checkpoints: TurnCheckpoints) -> None:
+        self._inner = inner
+        self._checkpoints = checkpoints
+
+    def schemas(self) -> list[JSONObject]:
+        return self._inner.schemas()
+
+    async def execute(self, call: ToolCall) -> str:
+        if call.name.strip() not in COMMAND_TOOLS:
+            return await self._inner.execute(call)
+        await self._checkpoints.look_before()
+        try:
+            return await self._inner.execute(call)
+        finally:
+            await self._checkpoints.look_after()

@@ -28,6 +28,7 @@ from coding_harness.daemon.security.secrets import Secrets
 from coding_harness.daemon.sessions.events import turn_finished
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
+from coding_harness.daemon.store.turn_checkpoints import CheckpointingTools
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
 from coding_harness.daemon.tools.edit.seen import forget_session
@@ -205,7 +206,7 @@ def _assemble(deps: TurnDeps, turn: Turn) -> _Parts:
     working, recorder = state.working, state.recorder
     keeper = PlanKeeper(deps.plans, session, recorder, lambda: working[1:])
     context = tool_context(session, request, config, state.outcome, plans=keeper, events=recorder)
-    tools = deps.build_tools(context)
+    tools: ToolExecutor = CheckpointingTools(deps.build_tools(context), recorder.checkpoints)
     if request.kind.mode == SUMMARY_MODE:
         tools = OnlyTools(tools, READ_ONLY_TOOLS)
     model = model_for(session, profile, deps.pool, config)
