@@ -2,7 +2,9 @@
 
 It watches one session, or with no ID every session (later ones too), shows
 each request's full diff, and reads y/n/s. When another client answers first
-the question is withdrawn. Ctrl-C or end of input leaves.
+the question is withdrawn. Ctrl-C or end of input leaves. A question left
+unanswered for `notify.after_seconds` rings the terminal bell once
+(`client/session/bell.py`: `notify.bell`, `CODING_HARNESS_BELL=off`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from coding_harness.client.render.style import Style, color_wanted
 from coding_harness.client.session import approval_prompt
+from coding_harness.client.session.bell import BellSettings, bell_settings
 from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.protocol import errors, exit_codes, methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable
@@ -51,9 +54,10 @@ def main(argv: list[str]) -> int:
 
 
 class Approver:
-    def __init__(self, conn: Connection, style: Style) -> None:
+    def __init__(self, conn: Connection, style: Style, bell: BellSettings | None = None) -> None:
         self.conn = conn
         self.style = style
+        self.bell = bell or bell_settings()
         self._asking: str | None = None
         self._answered: set[str] = set()
 
@@ -79,7 +83,11 @@ class Approver:
         self._asking = request
         try:
             answer = approval_prompt.ask(
-                self.style, read_line=self._read_line, kind=data.get("kind")
+                self.style,
+                read_line=self._read_line,
+                kind=data.get("kind"),
+                bell=self.bell,
+                session=session,
             )
         except Withdrawn as exc:
             self.style.line(f"\n{exc}", "dim")

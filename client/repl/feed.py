@@ -7,17 +7,24 @@ the daemon restarted), the feed connects again and attaches with the last
 none is lost. It gives up, and ends the REPL, when the daemon sent something
 that is not JSON-RPC, when showing an event failed, or when no daemon answers
 for RECONNECT_SECONDS.
+
+An approval request the feed shows starts a `Reminder`: unanswered after
+`notify.after_seconds`, the terminal bell rings once and a notice says which
+session waits (`client/session/bell.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from coding_harness.client.repl.events import EventPump
+from coding_harness.client.session.bell import Reminder, bell_settings
 from coding_harness.client.session.turn_driver import reattach
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection, DaemonUnreachable, ProtocolViolation, connect
 from coding_harness.protocol.events import Event
+from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
 
 Show = Callable[[Event], None]
@@ -34,11 +41,13 @@ class EventFeed:
         show: Show,
         notice: Notice,
         give_up: Callable[[str], None],
+        reminder: Reminder | None = None,
     ) -> None:
         self.session = session
         self.last_seq = last_seq
         self._show, self._notice, self._give_up = show, notice, give_up
         self._closing = False
+        self.reminder = reminder or Reminder(bell_settings(), self._still_waiting)
         self.pump = EventPump(conn, session, self._on_event, self._lost)
 
     def start(self) -> None:
@@ -46,12 +55,28 @@ class EventFeed:
 
     def stop(self) -> None:
         self._closing = True
+        self.reminder.clear()
         self.pump.stop()
         self.pump.conn.close()
 
     def _on_event(self, event: Event) -> None:
         self._show(event)
         self.last_seq = max(self.last_seq, event.seq)
+        if event.kind == EventKind.APPROVAL_REQUESTED:
+            self.reminder.requested(event.data)
+        elif event.kind == EventKind.APPROVAL_RESOLVED:
+            self.reminder.resolved(event.data.get("request"))
+        elif event.kind == EventKind.TURN_FINISHED:
+            self.reminder.clear()
+
+    def _still_waiting(self, data: dict[str, Any]) -> None:
+        """On the reminder's thread: the request has waited `after_seconds`."""
+        what = " ".join(str(data.get(key) or "") for key in ("kind", "path")).strip()
+        self._notice(
+            f"session {self.session} is waiting for your approval ({what}): answer here "
+            f"or with `harness approve {self.session}`",
+            "yellow",
+        )
 
     def _lost(self, reason: str) -> None:
         """On the event thread: attach again with `since_seq`, or give up."""

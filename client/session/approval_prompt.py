@@ -8,6 +8,8 @@ command (`uv run`, `uv sync`; its exact text is the request's summary) is run.
 An edit has a fourth answer, `[r]evert`: apply it, and put the file back if
 `make check` then fails. It is chosen in this one prompt, so nothing is asked
 after the check (and a pipe, which gives one answer, can choose it too).
+Left unanswered for `notify.after_seconds`, the question rings the terminal
+bell once and says it is still waiting (`bell.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from coding_harness.client.render.style import Style
+from coding_harness.client.session.bell import BellSettings, bell_settings, reminding
 
 ANSWERS = {"y": "yes", "yes": "yes", "n": "no", "no": "no", "s": "skip", "skip": "skip"}
 EDIT_ANSWERS = {**ANSWERS, "r": "revert", "revert": "revert"}
@@ -50,9 +53,25 @@ def ask(
     read_line: Callable[[], str] | None = None,
     stdin: TextIO | None = None,
     kind: object = "edit",
+    bell: BellSettings | None = None,
+    session: str | None = None,
 ) -> tuple[str, str] | None:
-    source = stdin or sys.stdin
-    reader = read_line or source.readline
+    """The answer, or None at end of input. `bell`: when and whether to ring (default:
+    as the config files of this folder say); `session` is named when it rings."""
+    with reminding(bell or bell_settings(), lambda: _still_waiting(style, kind, session)):
+        return _ask(style, read_line or (stdin or sys.stdin).readline, kind)
+
+
+def _still_waiting(style: Style, kind: object, session: str | None) -> None:
+    """Said (on the timer's thread) when the question has waited `after_seconds`."""
+    where = f" in session {session}" if session else ""
+    style.stream.write("\n")
+    style.line(f"an approval{where} is still waiting for your answer", "yellow")
+    style.stream.write(style.paint(question(kind), "bold"))
+    style.stream.flush()
+
+
+def _ask(style: Style, reader: Callable[[], str], kind: object) -> tuple[str, str] | None:
     while True:
         style.stream.write(style.paint(question(kind), "bold"))
         style.stream.flush()
