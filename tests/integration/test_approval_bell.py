@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -35,13 +37,14 @@ def terminal(
     )
     opened: list[Terminal] = []
 
-    def open_repl(**env: str) -> tuple[Terminal, Path]:
+    def open_repl(*args: str, **env: str) -> tuple[Terminal, Path]:
         sandbox.env.update(env)
-        term = Terminal(sandbox, calc_project, str(len(opened)))
+        term = Terminal(sandbox, calc_project, str(len(opened)), *args)
         opened.append(term)
         raw = sandbox.root / f"pane-{len(opened)}.bytes"
         term._tmux("pipe-pane", "-t", "repl", "-o", f"cat >> {raw}")
-        term.wait_until(lambda: ">" in term.text().split(), "the prompt")
+        if not args:
+            term.wait_until(lambda: ">" in term.text().split(), "the prompt")
         return term, raw
 
     yield open_repl
@@ -77,3 +80,34 @@ def test_coding_harness_bell_off_keeps_the_line_but_not_the_bell(
     term.wait_for(WAITS)
     _answer_no_and_leave(term)
     assert b"\a" not in raw.read_bytes()
+
+
+def test_harness_approve_rings_when_the_question_waits(
+    terminal: Callable[..., tuple[Terminal, Path]], sandbox: Sandbox, calc_project: Path
+) -> None:
+    term, raw = terminal("approve")
+    term.wait_for("answering approvals for every session")
+    task = sandbox.root / "task.txt"
+    task.write_text("fix calc.py")
+    # --stdin takes the input for the prompt, so only `harness approve` can answer.
+    with task.open() as given:
+        oneshot = subprocess.Popen(
+            [sys.executable, "-m", "coding_harness.client", "--stdin"],
+            env=sandbox.env,
+            cwd=calc_project,
+            stdin=given,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    try:
+        term.wait_for("is still waiting for your answer")
+        term.wait_until(lambda: b"\a" in raw.read_bytes(), "the bell in the pane's bytes")
+        term.type("n")
+        oneshot.wait(timeout=30)
+    finally:
+        oneshot.kill()
+        oneshot.communicate(timeout=10)
+    term.keys("C-c")
+    assert raw.read_bytes().count(b"\a") == 1
+    assert (calc_project / "calc.py").read_text() == BUGGY
