@@ -12,6 +12,7 @@ mistakes) goes to argparse, which gives the same result or the error.
 from __future__ import annotations
 
 from coding_harness.client.session.text_input import UTF8_FIX, BadInput, utf8_problem
+from coding_harness.protocol.modes import PERMISSION_MODES, READ_ONLY
 from coding_harness.protocol.version import __version__
 
 SUBCOMMANDS = (
@@ -137,6 +138,7 @@ class OneShotOptions:
         self.stdin = False
         self.yes = False
         self.dry_run = False
+        self.mode: str | None = None
         self.provider: str | None = None
         self.model: str | None = None
         self.cwd: str | None = None
@@ -173,7 +175,23 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
         ),
     ),
     (("--stdin",), _switch("read the prompt from standard input")),
-    (("-y", "--yes"), _switch("apply proposed edits without asking (the diff is still shown)")),
+    (
+        ("-y", "--yes"),
+        _switch(
+            "apply proposed edits without asking (the diff is still shown): the"
+            " accept-edits mode for this run, and uv run / uv sync approved too"
+        ),
+    ),
+    (
+        ("--mode",),
+        _value(
+            "MODE",
+            "the session's permission mode: ask (the default: every write is put to"
+            " you), accept-edits (writes applied without asking) or read-only (no"
+            " writes: the agent ends with a plan); docs/modes.md",
+            choices=PERMISSION_MODES,
+        ),
+    ),
     (("--dry-run",), _switch("show diffs, write nothing (and run no `uv`)")),
     (("--provider",), _value("NAME", "provider profile from the config")),
     (("--model",), _value("ID", "model id for this session")),
@@ -252,6 +270,8 @@ def parse_oneshot(argv: list[str]) -> OneShotOptions:
         options = OneShotOptions(**vars(build_parser().parse_args(argv)))
     if options.yes and options.dry_run:
         raise UsageError("--yes and --dry-run contradict each other; pass one")
+    if options.yes and options.mode == READ_ONLY:
+        raise UsageError("--yes and --mode read-only contradict each other; pass one")
     check_text(options)
     return options
 
@@ -301,10 +321,14 @@ def _fast_parse(argv: list[str]) -> OneShotOptions | None:
     return options
 
 
+# The options whose value is one of a few words (argparse's `choices`).
+_CHOICES = {"output_format": OUTPUT_FORMATS, "mode": PERMISSION_MODES}
+
+
 def _store(options: OneShotOptions, key: str, value: str) -> bool:
     if key == "prompts":
         options.prompts.append(value)
-    elif key == "output_format" and value not in OUTPUT_FORMATS:
+    elif key in _CHOICES and value not in _CHOICES[key]:
         return False
     else:
         setattr(options, key, value)

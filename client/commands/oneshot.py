@@ -7,7 +7,8 @@ drops mid-turn (the client was stopped and fell behind, the daemon
 restarted) is opened again and the missed events replayed (`TurnDriver`).
 The session is created or joined by `initialize` itself (`SessionRequest`): one
 round trip before the submit, sent before the modules that print the turn are
-imported, so they load while the daemon works on it.
+imported, so they load while the daemon works on it. `--mode NAME` switches the
+session's permission mode (`session.configure`) before the submit.
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ def _run(
         last_seq=int(session.get("last_seq") or 0),
     )
     try:
+        if options.mode:
+            params = {"session": session["session"], "mode": options.mode}
+            conn.request(methods.SESSION_CONFIGURE, params)
         submitted = conn.request(methods.SESSION_SUBMIT, _submit_params(options, prompt, session))
         finished = driver.follow(submitted["turn"])
     finally:

@@ -2,7 +2,8 @@
 
 At a terminal they form a table (`tables.sessions_table`, rich imported only
 then); into a pipe, one line per session in fixed columns that scripts can
-split on whitespace, with the full session id first.
+split on whitespace, with the full session id first and each session's
+permission mode (MODE) after its state.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def main(argv: list[str]) -> int:
 def _print_lines(sessions: list[dict[str, Any]]) -> None:
     now = time.time()
     print(
-        f"{'SESSION':<24} {'STATE':<8} {'CLIENTS':>7} {'ACTIVE':>7} {'TOKENS':>9} {'COST':>9}  CWD"
+        f"{'SESSION':<24} {'STATE':<8} {'MODE':<12} {'CLIENTS':>7} {'ACTIVE':>7} {'TOKENS':>9} "
+        f"{'COST':>9}  CWD"
     )
     for s in sessions:
         usage = s.get("usage") or {}
@@ -54,6 +56,13 @@ def _print_lines(sessions: list[dict[str, Any]]) -> None:
         cost = "unknown" if s.get("cost_usd") is None else f"${float(s['cost_usd']):.4f}"
         active = age(now - float(s["last_activity"]))
         print(
-            f"{s['session']:<24} {s['state']:<8} {s['clients']:>7} {active:>7} "
+            f"{s['session']:<24} {s['state']:<8} {mode_of(s):<12} {s['clients']:>7} {active:>7} "
             f"{tokens:>9,} {cost:>9}  {visible(str(s['cwd']))}"
         )
+
+
+def mode_of(session: dict[str, Any]) -> str:
+    """The session's permission mode in its row (`-` from a daemon that has none)."""
+    options = session.get("options")
+    mode = options.get("mode") if isinstance(options, dict) else None
+    return visible(str(mode)) if mode else "-"

@@ -4,9 +4,9 @@
 daemon knows (`skills.list`, shown as `/<name>` with their description);
 `/provider ` completes provider names, `/model ` model ids (both from
 `provider.list`, asked again at most every few seconds), `/search ` the
-search engines, `/memory ` its verbs, `/save ` and `/load ` paths. A daemon
-without `skills.list` answers -32601: skills are then simply not offered, and
-not asked again.
+search engines, `/mode ` the permission modes, `/memory ` its verbs, `/save `
+and `/load ` paths. A daemon without `skills.list` answers -32601: skills are
+then simply not offered, and not asked again.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from prompt_toolkit.document import Document
 
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol.modes import PERMISSION_MODES
 from coding_harness.protocol.vocabulary import SEARCH_ENGINES, SEARCH_OFF
 
 SEARCH_CHOICES = (*SEARCH_ENGINES, SEARCH_OFF)
@@ -111,6 +112,8 @@ class SlashCompleter(Completer):
             return list(SEARCH_CHOICES)
         if command == "/memory":
             return list(MEMORY_VERBS)
+        if command == "/mode":
+            return list(PERMISSION_MODES)
         if self.values is None:
             return []
         if command == "/provider":

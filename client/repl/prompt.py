@@ -31,7 +31,9 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style as PromptStyle
 
-TASK, ANSWER, REASON = "task", "answer", "reason"
+# What the line being typed is: a task, an approval's answer, a skip's reason, or the
+# answer to the plan offered after a read-only turn (`modes.py`).
+TASK, ANSWER, REASON, PLAN = "task", "answer", "reason", "plan"
 CONTINUATION = "… "
 TOOLBAR_STYLE = PromptStyle.from_dict({"bottom-toolbar": "noreverse"})
 

@@ -9,7 +9,9 @@ is lost); the prompt's thread sends requests on another. Ctrl-C cancels the
 running turn (`TurnDriver.cancel`) and stays; Ctrl-D or /quit leaves,
 detaching without stopping anything. The slash commands that start a turn
 (`/summary`, `/intent`, `/<skill>`) submit it here like a typed task, so it
-streams, asks and cancels the same way. History lives in ~/.coding_agent_history.
+streams, asks and cancels the same way. The prompt shows the session's permission
+mode and, after a read-only turn, offers to carry its plan out (`modes.py`).
+History lives in ~/.coding_agent_history.
 A session on a profile the daemon discovered (no config file) is offered once to
 be saved as ~/.coding_harness.json (`first_run`).
 """
@@ -36,11 +38,12 @@ from coding_harness.client.render.sanitize import VisibleWriter, one_line
 from coding_harness.client.render.style import Style, color_wanted, is_terminal
 from coding_harness.client.render.view_protocol import View
 from coding_harness.client.render.views import rich_view
+from coding_harness.client.repl import modes
 from coding_harness.client.repl.completer import DaemonValues, SlashCompleter
 from coding_harness.client.repl.events import ReplState
 from coding_harness.client.repl.feed import EventFeed
 from coding_harness.client.repl.first_run import offer_to_save
-from coding_harness.client.repl.prompt import ANSWER, REASON, TASK, ReplPrompt, StatusToolbar
+from coding_harness.client.repl.prompt import ANSWER, PLAN, REASON, TASK, ReplPrompt, StatusToolbar
 from coding_harness.client.repl.slash_commands import QUIT, SlashCommands
 from coding_harness.client.session.approval_prompt import answers, hint, question
 from coding_harness.client.session.setup import key_env, open_session, reach_daemon
@@ -114,6 +117,9 @@ class _Repl:
         self.conn = connect(events.path)
         self.conn.initialize("harness-repl", __version__)
         self.state = ReplState()
+        self.modes = modes.ModeKeeper(modes.session_mode(self.session))
+        if options.mode and options.mode != self.modes.mode:
+            self.modes.mode = modes.switch_mode(self.conn, self.sid, options.mode)
         self.commands = SlashCommands(self.conn, self.sid, style, run_turn=self._submit)
         values = DaemonValues(self.conn, self.sid, str(self.session.get("cwd", "")))
         rich = terminal[1] is None and not options.plain and is_terminal(out)
@@ -185,6 +191,8 @@ class _Repl:
             self._answer(line)
         elif mode == REASON:
             self._reason(line)
+        elif mode == PLAN and not line.strip().startswith("/"):
+            self._plan(line)
         elif line.strip().startswith("/"):
             return self._slash(line.strip())
         elif line.strip():
@@ -230,12 +238,16 @@ class _Repl:
         if mode == ANSWER:
             pending = self.state.pending()
             return [("bold", question(pending.get("kind") if pending else None))]
-        return REASON_QUESTION if mode == REASON else "> "
+        if mode == PLAN:
+            return [("bold", modes.PLAN_QUESTION)]
+        return REASON_QUESTION if mode == REASON else self.modes.tag() + "> "
 
     def _mode(self) -> str:
         if self.state.reason_for is not None:
             return REASON
-        return ANSWER if self.state.pending() is not None else TASK
+        if self.state.pending() is not None:
+            return ANSWER
+        return PLAN if self.modes.offering else TASK
 
     # -- what a line does ------------------------------------------------------
     def _slash(self, line: str) -> str | None:
@@ -278,6 +290,21 @@ class _Repl:
         else:
             self._respond(pending, decision, "")
 
+    def _plan(self, line: str) -> None:
+        """The answer to "accept the plan?": switch the mode and carry it out, or not."""
+        action, value = self.modes.answer(line)
+        if action == "hint":
+            self.printer.notice(modes.PLAN_HINT, "")
+        elif action == "task":
+            self._submit(value)
+        elif action == "switch":
+            try:
+                self.modes.mode = modes.switch_mode(self.conn, self.sid, value)
+            except errors.RpcError as exc:
+                self.printer.notice(exc.message, "red")
+                return
+            self._submit(modes.CARRY_OUT)
+
     def _reason(self, line: str) -> None:
         pending = self.state.reason_for
         if pending is not None:
@@ -305,7 +332,9 @@ class _Repl:
         kind, data = event.kind, event.data
         if kind == EventKind.TURN_STARTED:
             text = event.text("text")
-            if not self.state.started(str(event.turn), text) and text:
+            own = self.state.started(str(event.turn), text)
+            self.modes.started(str(event.turn), own)
+            if not own and text:
                 # Typed elsewhere: another terminal, or `harness -p --session`.
                 self.printer.chat("> " + one_line(text, ECHO_WIDTH), "dim")
         self.printer.event(kind, data, event.notification)
@@ -313,6 +342,9 @@ class _Repl:
             self.state.finished(str(event.turn))
             self.printer.final(data)
             self._report_exit(data.get("exit_code"))
+            self.modes.finished(str(event.turn), data.get("exit_code"))
+        elif kind == EventKind.MODE_CHANGED:
+            self.printer.notice(self.modes.changed(data), "dim")
         elif kind == EventKind.APPROVAL_REQUESTED:
             self.state.requested(data)
         elif kind == EventKind.APPROVAL_RESOLVED:

@@ -18,6 +18,7 @@ from coding_harness.client.render.history import print_history
 from coding_harness.client.render.sanitize import one_line, visible
 from coding_harness.client.render.style import Style
 from coding_harness.client.repl.memory_command import MemoryCommand
+from coding_harness.client.repl.modes import describe
 from coding_harness.client.repl.slash_files import (
     BadFile,
     load_messages,
@@ -30,6 +31,7 @@ from coding_harness.protocol.client import Connection
 from coding_harness.protocol.events import parse_event
 from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
+from coding_harness.protocol.modes import PERMISSION_MODES
 from coding_harness.protocol.vocabulary import ROUTES, SEARCH_ENGINES, SEARCH_OFF
 
 QUIT = "quit"
@@ -169,6 +171,10 @@ class SlashCommands(_AgentCommands):
             ),
             "/budget": ("/budget [N]: the session's token budget (0 removes it)", self._budget),
             "/debug": ("/debug [on|off]: raw model exchanges to a file, or where", self._debug),
+            "/mode": (
+                f"/mode [{'|'.join(PERMISSION_MODES)}]: what the agent may do unasked",
+                self._mode,
+            ),
             "/context": (
                 "the model's context, message by message (tokens estimated)",
                 self._context,
@@ -305,6 +311,13 @@ class SlashCommands(_AgentCommands):
             )
             return
         self._configure(token_budget=int(argument))
+
+    def _mode(self, argument: str) -> None:
+        if argument:  # every client, this one too, hears of it by `mode.changed`
+            self._configure(mode=argument)
+            return
+        current = self.conn.request(methods.SESSION_CONFIGURE, {"session": self.session})
+        self.style.line(describe(str(current["options"].get("mode") or "ask")), "dim")
 
     def _debug(self, argument: str) -> None:
         from coding_harness.client.session.setup import debug_command
