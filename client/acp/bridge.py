@@ -3,10 +3,11 @@
 `Bridge.from_editor` routes each ACP method to its handler (the tables in
 `handlers.py`, handed over by `main.py`);
 `Bridge.from_daemon` turns each daemon event into `session/update`
-notifications for the sessions this editor has open, hands approvals to
-`Approvals`, and answers the daemon's `client.read_text_file` by asking the
-editor for its buffer. ACP's error codes: -32602 for a bad request, -32002 for
-an unknown session, -32603 with a message a person can act on for the rest.
+notifications for the sessions this editor has open (`mode.changed` as a
+`current_mode_update`, `modes.py`), hands approvals to `Approvals`, and answers
+the daemon's `client.read_text_file` by asking the editor for its buffer. ACP's
+error codes: -32602 for a bad request, -32002 for an unknown session, -32603
+with a message a person can act on for the rest.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from acp import schema
 from pydantic import ValidationError
 
 from coding_harness.client.acp.approvals import Approvals
+from coding_harness.client.acp.modes import mode_update
 from coding_harness.client.acp.peer import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -200,6 +202,9 @@ class Bridge:
             return
         if event.kind == EventKind.APPROVAL_RESOLVED and self.approvals is not None:
             await self.approvals.resolved_elsewhere(event.data)
+            return
+        if event.kind == EventKind.MODE_CHANGED:
+            await self.send_updates(view.id, [mode_update(event.data)])
             return
         await self.send_updates(view.id, view.updates(event))
         if event.kind == EventKind.TURN_FINISHED:

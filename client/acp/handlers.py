@@ -6,7 +6,8 @@ session id is the daemon's and `harness attach ID` joins the same session;
 `session/load` attaches and replays the stored conversation first;
 `session/resume` attaches without replay; `session/list` lists the daemon's
 sessions; `session/close` detaches, and closes the daemon's session only when no
-other client is on it. Prompts are in `prompting.py`.
+other client is on it. Each opened session answers with its permission modes,
+and `session/set_mode` switches them (`modes.py`). Prompts are in `prompting.py`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from coding_harness.client.acp.approvals import Approvals
 from coding_harness.client.acp.bridge import Bridge, Handler
 from coding_harness.client.acp.config_options import config_options, set_config_option
 from coding_harness.client.acp.daemon_link import open_daemon, session_keys
+from coding_harness.client.acp.modes import mode_state, summary_mode
 from coding_harness.client.acp.peer import Peer, RpcFailure, ThenAnswer
 from coding_harness.client.acp.relink import keep_linked
 from coding_harness.client.acp.translate import SessionView
@@ -134,7 +136,7 @@ async def new_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     created = await bridge.ask_daemon(methods.SESSION_CREATE, create)
     session = str(created["session"])
     bridge.key_env[session] = list(created.get("key_env") or [])
-    view = await _attach(bridge, session, str(created.get("cwd") or request.cwd))
+    view, _ = await _attach(bridge, session, str(created.get("cwd") or request.cwd))
     notes = [str(problem) for problem in created.get("config_problems") or []]
     if created.get("notice"):
         notes.append(str(created["notice"]))
@@ -142,11 +144,16 @@ async def new_session(bridge: Bridge, params: dict[str, Any]) -> Any:
         names = ", ".join(server.name for server in request.mcp_servers)
         notes.append(f"MCP servers from the editor are not used yet: {names}")
     options = await config_options(bridge, session)
-    response = schema.NewSessionResponse(session_id=session, config_options=options or None)
+    response = schema.NewSessionResponse(
+        session_id=session, config_options=options or None, modes=mode_state(created.get("mode"))
+    )
     return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, notes))
 
 
-async def _attach(bridge: Bridge, session: str, cwd: str) -> SessionView:
+async def _attach(
+    bridge: Bridge, session: str, cwd: str
+) -> tuple[SessionView, schema.SessionModeState]:
+    """The session attached and its view kept; its modes, for the answer."""
     summary = await bridge.ask_daemon(methods.SESSION_ATTACH, {"session": session})
     view = SessionView(session, cwd or str(summary.get("cwd", "")))
     view.last_seq = int(summary.get("last_seq") or 0)
@@ -156,7 +163,7 @@ async def _attach(bridge: Bridge, session: str, cwd: str) -> SessionView:
     except (RpcFailure, TypeError, ValueError) as exc:
         log.info("no context size for %s: %s", session, exc)
     bridge.views[session] = view
-    return view
+    return view, mode_state(summary_mode(summary))
 
 
 async def _introduce(bridge: Bridge, view: SessionView, notes: list[str]) -> None:
@@ -172,7 +179,7 @@ async def load_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     session = request.session_id
     bridge.held[session] = []  # live events wait until the replay is out
     try:
-        view = await _attach(bridge, session, request.cwd)
+        view, modes = await _attach(bridge, session, request.cwd)
         messages = await _history(bridge, session)
         await bridge.send_updates(session, list(view.replay(messages)))
     finally:
@@ -180,7 +187,7 @@ async def load_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     for event in held:
         await bridge.deliver(event)
     options = await config_options(bridge, session) or None
-    response = schema.LoadSessionResponse(config_options=options)
+    response = schema.LoadSessionResponse(config_options=options, modes=modes)
     return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, []))
 
 
@@ -197,16 +204,19 @@ async def _history(bridge: Bridge, session: str) -> list[dict[str, Any]]:
 
 async def resume_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     request = schema.ResumeSessionRequest.model_validate(params)
-    view = await _attach(bridge, request.session_id, request.cwd)
+    view, modes = await _attach(bridge, request.session_id, request.cwd)
     options = await config_options(bridge, request.session_id) or None
-    response = schema.ResumeSessionResponse(config_options=options)
+    response = schema.ResumeSessionResponse(config_options=options, modes=modes)
     return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, []))
 
 
 async def set_mode(bridge: Bridge, params: dict[str, Any]) -> Any:
-    raise RpcFailure(
-        -32601, "this agent has no session modes yet; use the model config option instead"
-    )
+    """`session.configure {mode}`; the editor hears the change as `current_mode_update`."""
+    request = schema.SetSessionModeRequest.model_validate(params)
+    bridge.view(request.session_id)
+    change = {"session": request.session_id, "mode": request.mode_id}
+    await bridge.ask_daemon(methods.SESSION_CONFIGURE, change)
+    return _wire(schema.SetSessionModeResponse())
 
 
 async def list_sessions(bridge: Bridge, params: dict[str, Any]) -> Any:
