@@ -1,7 +1,7 @@
 """Permission modes over ACP: `harness acp` driven by the SDK's client side, on the real
-daemon. A new session answers with its modes, `session/set_mode` switches the daemon
-session's mode (and a bad one is refused), and every `mode.changed`, the editor's own or
-a terminal's, reaches the editor as `current_mode_update`."""
+daemon. A new, resumed or loaded session answers with its modes, `session/set_mode`
+switches the daemon session's mode (and a bad one is refused), and every `mode.changed`,
+the editor's own or a terminal's, reaches the editor as `current_mode_update`."""
 
 from __future__ import annotations
 
@@ -60,4 +60,16 @@ def test_set_mode_switches_the_daemon_session_and_every_change_is_told(
             assert "ask, accept-edits, read-only" in str(refused.value.data or refused.value)
             return sid
 
-    asyncio.run(asyncio.wait_for(scenario(), TIMEOUT))
+    sid = asyncio.run(asyncio.wait_for(scenario(), TIMEOUT))
+    later = Editor()
+
+    async def reopen() -> None:
+        async with open_editor(sandbox.env, calc_project, later) as conn:
+            resumed = await conn.resume_session(session_id=sid, cwd=str(calc_project))
+            assert resumed.modes is not None
+            assert resumed.modes.current_mode_id == "accept-edits"
+            loaded = await conn.load_session(session_id=sid, cwd=str(calc_project))
+            assert loaded.modes is not None
+            assert loaded.modes.current_mode_id == "accept-edits"
+
+    asyncio.run(asyncio.wait_for(reopen(), TIMEOUT))
