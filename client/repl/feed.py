@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coding_harness.client.repl.events import EventPump
-from coding_harness.client.session.bell import Reminder, bell_settings
+from coding_harness.client.session.bell import BellSettings, Reminder, bell_settings
 from coding_harness.client.session.turn_driver import reattach
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection, DaemonUnreachable, ProtocolViolation, connect
@@ -41,13 +41,14 @@ class EventFeed:
         show: Show,
         notice: Notice,
         give_up: Callable[[str], None],
-        reminder: Reminder | None = None,
+        bell: BellSettings | None = None,
     ) -> None:
+        """`bell`: when and whether to ring; default: as the config files of this folder say."""
         self.session = session
         self.last_seq = last_seq
         self._show, self._notice, self._give_up = show, notice, give_up
         self._closing = False
-        self.reminder = reminder or Reminder(bell_settings(), self._still_waiting)
+        self.reminder = Reminder(bell or bell_settings(), self._still_waiting)
         self.pump = EventPump(conn, session, self._on_event, self._lost)
 
     def start(self) -> None:
