@@ -42,6 +42,8 @@ SERVED = [
     m.PROVIDER_DISCOVER,
     m.MEMORY_GET,
     m.MEMORY_SET,
+    m.SESSION_UNDO,
+    m.SESSION_CHECKPOINTS,
 ]
 APP = "coding_harness.daemon.app"
 
