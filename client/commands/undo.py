@@ -51,11 +51,11 @@ def main(argv: list[str]) -> int:
             conn.initialize("harness-undo", __version__, approvals=False)
             if options.list:
                 listing = conn.request(methods.SESSION_CHECKPOINTS, {"session": session})
-                return _show_list(listing, session)
+                return show_checkpoints(listing, session)
             params: dict[str, Any] = {"session": session, "force": options.force}
             if options.turn:
                 params["turn"] = options.turn
-            return _show_undo(conn.request(methods.SESSION_UNDO, params), style)
+            return show_undo(conn.request(methods.SESSION_UNDO, params), style)
     except DaemonUnreachable as exc:
         style.line(f"harness: cannot reach the daemon: {exc}", "red")
         return exit_codes.DAEMON_UNREACHABLE
@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
         return exit_codes.BAD_ARGUMENTS
 
 
-def _show_list(listing: dict[str, Any], session: str) -> int:
+def show_checkpoints(listing: dict[str, Any], session: str) -> int:
     checkpoints = listing.get("checkpoints") or []
     if not checkpoints:
         print(f"no checkpoints in session {session}")
@@ -75,7 +75,7 @@ def _show_list(listing: dict[str, Any], session: str) -> int:
     return exit_codes.OK
 
 
-def _show_undo(result: dict[str, Any], style: Style) -> int:
+def show_undo(result: dict[str, Any], style: Style) -> int:
     for shown in result.get("diffs") or []:
         style.diff(str(shown.get("diff", "")), str(shown.get("path", "")))
     restored = [str(p) for p in result.get("restored") or []]

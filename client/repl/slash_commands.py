@@ -26,6 +26,8 @@ from coding_harness.client.repl.slash_files import (
     shown,
     user_path,
 )
+from coding_harness.client.repl.undo_command import USAGE as UNDO_USAGE
+from coding_harness.client.repl.undo_command import UndoCommands
 from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
 from coding_harness.protocol.events import parse_event
@@ -154,6 +156,7 @@ class SlashCommands(_AgentCommands):
         self.session = session
         self.style = style
         self.run_turn = run_turn or self._follow_plainly
+        undo = UndoCommands(conn, session, style)
         self._commands: dict[str, tuple[str, Callable[[str], str | None]]] = {
             "/help": ("this list", self._help),
             "/history": ("the conversation so far", self._history),
@@ -191,6 +194,8 @@ class SlashCommands(_AgentCommands):
                 f"/intent {'|'.join(ROUTES)} TEXT: send TEXT down that route",
                 self._intent,
             ),
+            "/undo": (UNDO_USAGE, undo.undo),
+            "/checkpoints": ("the turns /undo can put back, and their files", undo.checkpoints),
         }
 
     def names(self) -> list[str]:

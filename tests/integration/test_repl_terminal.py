@@ -101,6 +101,8 @@ CASES = [
         shows="A calculator.",
         replies=(Reply(content="A calculator."),),
     ),
+    Case(line="/undo", shows="nothing to undo"),
+    Case(line="/checkpoints", shows="no checkpoints in session"),
     Case(line="/nope", shows="unknown command /nope"),
 ]
 
