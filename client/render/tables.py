@@ -103,8 +103,8 @@ def sessions_table(sessions: Iterable[Mapping[str, Any]], now: float | None = No
     table.leading = 1
     longest = max((len(str(s.get("session", ""))) for s in sessions), default=8)
     table.add_column("session / folder", overflow="fold", min_width=longest, ratio=1)
-    for name in ("state", "clients", "active", "tokens", "cost"):
-        right = name != "state"
+    for name in ("state", "mode", "clients", "active", "tokens", "cost"):
+        right = name not in ("state", "mode")
         table.add_column(name, justify="right" if right else "left", no_wrap=True)
     for s in sessions:
         usage = s.get("usage") or {}
@@ -115,6 +115,7 @@ def sessions_table(sessions: Iterable[Mapping[str, Any]], now: float | None = No
         table.add_row(
             where,
             _cell(state, {"running": "green", "waiting": "yellow"}.get(state, "")),
+            _cell(str((s.get("options") or {}).get("mode") or "-")),
             _cell(s.get("clients", 0)),
             _cell(age(now - float(s.get("last_activity") or now))),
             _cell(f"{tokens:,}"),

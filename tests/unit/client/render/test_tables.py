@@ -81,12 +81,13 @@ def test_sessions_table_keeps_full_ids() -> None:
         "last_activity": 1000.0,
         "usage": {"prompt_tokens": 1000, "completion_tokens": 234},
         "cost_usd": None,
+        "options": {"mode": "accept-edits"},
     }
     out = io.StringIO()
     print_table(sessions_table([session], now=1090.0), out, color=False)
     text = out.getvalue()
     assert "s-0123456789abcdef0123" in text and "90s" in text and "1,234" in text
-    assert "running" in text and "unknown" in text
+    assert "running" in text and "unknown" in text and "accept-edits" in text
 
 
 def test_tokens_table_shows_totals_the_cached_share_rates_and_tiny_costs() -> None:
