@@ -103,8 +103,8 @@ def sessions_table(sessions: Iterable[Mapping[str, Any]], now: float | None = No
     table.leading = 1
     longest = max((len(str(s.get("session", ""))) for s in sessions), default=8)
     table.add_column("session / folder", overflow="fold", min_width=longest, ratio=1)
-    for name in ("state", "mode", "clients", "active", "tokens", "cost"):
-        right = name not in ("state", "mode")
+    for name in ("state / mode", "clients", "active", "tokens", "cost"):
+        right = name != "state / mode"
         table.add_column(name, justify="right" if right else "left", no_wrap=True)
     for s in sessions:
         usage = s.get("usage") or {}
@@ -114,14 +114,21 @@ def sessions_table(sessions: Iterable[Mapping[str, Any]], now: float | None = No
         where.append("\n" + one_line(str(s.get("cwd", ""))), style="dim")
         table.add_row(
             where,
-            _cell(state, {"running": "green", "waiting": "yellow"}.get(state, "")),
-            _cell(str((s.get("options") or {}).get("mode") or "-")),
+            _state_and_mode(state, s.get("options")),
             _cell(s.get("clients", 0)),
             _cell(age(now - float(s.get("last_activity") or now))),
             _cell(f"{tokens:,}"),
             _cell(money(s.get("cost_usd"))),
         )
     return table
+
+
+def _state_and_mode(state: str, options: object) -> Text:
+    """The session's state, its permission mode dimmed on the line below."""
+    cell = Text(one_line(state), style={"running": "green", "waiting": "yellow"}.get(state, ""))
+    mode = options.get("mode") if isinstance(options, dict) else None
+    cell.append("\n" + one_line(str(mode or "-")), style="dim")
+    return cell
 
 
 def money(cost: object) -> str:
