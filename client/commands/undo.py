@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from coding_harness.client.render.style import Style, color_wanted
-from coding_harness.client.repl.attach import latest_session_here
+from coding_harness.client.session.latest import latest_session_here
 from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.protocol import errors, exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable

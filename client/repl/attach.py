@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 from coding_harness.client.args import OneShotOptions
-from coding_harness.protocol import exit_codes, methods, paths
-from coding_harness.protocol.client import DaemonUnreachable, connect
-from coding_harness.protocol.version import __version__
+from coding_harness.client.session.latest import latest_session_here
+from coding_harness.protocol import exit_codes
+from coding_harness.protocol.client import DaemonUnreachable
 
 USAGE = "usage: harness attach [SESSION]"
 
@@ -32,14 +31,3 @@ def main(argv: list[str]) -> int:
     from coding_harness.client.repl.repl import run_repl
 
     return run_repl(OneShotOptions(session=session))
-
-
-def latest_session_here() -> str | None:
-    with connect(paths.socket_path()) as conn:
-        conn.initialize("harness-attach", __version__, approvals=False)
-        sessions: list[dict[str, Any]] = conn.request(methods.SESSION_LIST)["sessions"]
-    here = str(Path.cwd().resolve())
-    mine = [s for s in sessions if s["cwd"] == here]
-    if not mine:
-        return None
-    return str(max(mine, key=lambda s: float(s["last_activity"]))["session"])
