@@ -91,6 +91,8 @@ def _mode(target: Session, value: Any, client: str) -> Change | None:
 
     def switch() -> None:
         target.options.mode = mode
+        if target.store is not None:
+            target.store.set_mode(target.id, mode)
         target.emit(EventKind.MODE_CHANGED, {"mode": mode, "client": client})
 
     return switch

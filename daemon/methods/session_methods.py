@@ -132,6 +132,8 @@ def _keep(parts: MethodParts, session: Session) -> None:
         model=session.model,
         created_at=session.created_at,
     )
+    if session.options.mode is not None:
+        parts.store().set_mode(session.id, session.options.mode)
     parts.sessions.add(session)
 
 

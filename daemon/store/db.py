@@ -57,6 +57,7 @@ class StoredSession:
     usage: tuple[int, int, int]
     cost_usd: float | None
     running_turns: list[str]
+    mode: str | None = None  # the permission mode last set; None: never set
 
 
 class Store:
@@ -98,6 +99,14 @@ class Store:
             "INSERT INTO sessions (id, cwd, provider, model, created_at, last_activity)"
             " VALUES (?, ?, ?, ?, ?, ?)",
             (id, storable(cwd), provider, model, created_at, created_at),
+        )
+
+    def set_mode(self, session_id: str, mode: str) -> None:
+        """Keep the session's permission mode across restarts."""
+        self._execute(
+            session_id,
+            "INSERT OR REPLACE INTO session_modes (session_id, mode) VALUES (?, ?)",
+            (session_id, mode),
         )
 
     def update_session(
@@ -227,7 +236,7 @@ class Store:
         ]
 
         def apply(db: sqlite3.Connection) -> None:
-            for table in ("messages", "events", "turns", "approvals", "seq_marks"):
+            for table in ("messages", "events", "turns", "approvals", "seq_marks", "session_modes"):
                 db.executemany(f"DELETE FROM {table} WHERE session_id = ?", ids)
             db.executemany("DELETE FROM sessions WHERE id = ?", ids)
 
@@ -275,7 +284,14 @@ class Store:
                         (sid,),
                     )
                 ],
+                mode=self._mode(sid),
             )
+
+    def _mode(self, sid: str) -> str | None:
+        row = self._db.execute(
+            "SELECT mode FROM session_modes WHERE session_id = ?", (sid,)
+        ).fetchone()
+        return str(row[0]) if row else None
 
     def unresolved_approvals(self, session_id: str) -> list[str]:
         return [

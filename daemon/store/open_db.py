@@ -52,6 +52,8 @@ CREATE TABLE IF NOT EXISTS usage (
 );
 -- the highest event seq a session may have sent: numbering resumes past it after a crash
 CREATE TABLE IF NOT EXISTS seq_marks (session_id TEXT PRIMARY KEY, reserved INTEGER NOT NULL);
+-- each session's permission mode, so a restart keeps it
+CREATE TABLE IF NOT EXISTS session_modes (session_id TEXT PRIMARY KEY, mode TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS usage_by_day ON usage (day, provider);
 -- a session's spending is summed before every model call under a session limit
 CREATE INDEX IF NOT EXISTS usage_by_session ON usage (session_id, turn);

@@ -57,6 +57,7 @@ def _session_from(stored: StoredSession, store: Store) -> Session:
     session.events = [
         Event(seq=seq, kind=kind, data=data, at=at) for seq, kind, data, at in stored.events
     ]
+    session.options.mode = stored.mode
     return session
 
 

@@ -45,3 +45,17 @@ def test_the_reservation_is_written_once_a_block(tmp_path: Path) -> None:
         session.emit("notice", {"message": "x"})
     assert writes == [1 + SEQ_BLOCK, SEQ_BLOCK + 2 + SEQ_BLOCK]
     store.close()
+
+
+def test_a_sessions_permission_mode_survives_a_restart(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    store.create_session(id="s1", cwd=str(tmp_path), provider=None, model=None, created_at=0.0)
+    store.set_mode("s1", "accept-edits")
+    store.set_mode("s1", "read-only")
+    store.close()
+    again = open_store(tmp_path)
+    table = SessionTable()
+    restore_sessions(again, table, event_limit=100)
+    restored = table.get("s1")
+    assert restored is not None and restored.options.mode == "read-only"
+    again.close()
