@@ -71,6 +71,7 @@ def tool_context(
     """`events`: where tools report (the turn's recorder, which stores write journals
     at once); the session itself when not given."""
     session.approvals.timeout = config.agent.approval_timeout
+    session.approvals.notify = config.notify
     return ToolContext(
         workspace=Workspace(session.cwd),
         approver=session.approvals,
