@@ -69,3 +69,19 @@ def test_blobs_are_shared_and_dropped_with_their_sessions(
     assert len(list(store.folder.glob("??/*"))) == 1
     store.forget_sessions(["s1"])
     assert list(store.folder.glob("??/*")) == []
+
+
+def test_past_the_size_cap_the_oldest_checkpoints_go_first(
+    store: CheckpointStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from coding_harness.daemon.store import checkpoints
+
+    monkeypatch.setattr(checkpoints, "CAP_BYTES", 2500)
+    root = tmp_path / "w"
+    root.mkdir()
+    for n in range(4):  # four turns, each keeping a distinct 1,000-byte file
+        (root / f"f{n}.txt").write_text(str(n) * 1000)
+        write(store, root, f"t{n}", f"f{n}.txt", "changed")
+    kept = [c.turn for c in store.of_session("s1")]
+    assert kept[-2:] == ["t2", "t3"] and "t0" not in kept
+    assert sum(p.stat().st_size for p in store.folder.glob("??/*")) <= 2500
