@@ -7,8 +7,9 @@ drops mid-turn (the client was stopped and fell behind, the daemon
 restarted) is opened again and the missed events replayed (`TurnDriver`).
 The session is created or joined by `initialize` itself (`SessionRequest`): one
 round trip before the submit, sent before the modules that print the turn are
-imported, so they load while the daemon works on it. `--mode NAME` switches the
-session's permission mode (`session.configure`) before the submit.
+imported, so they load while the daemon works on it. `--mode NAME` is the new
+session's permission mode (a session joined with `--session` is switched with
+`session.configure` before the submit).
 """
 
 from __future__ import annotations
@@ -103,7 +104,8 @@ def _run(
         last_seq=int(session.get("last_seq") or 0),
     )
     try:
-        if options.mode:
+        in_force = session.get("mode") or (session.get("options") or {}).get("mode")
+        if options.mode and options.mode != in_force:  # a session joined with --session
             params = {"session": session["session"], "mode": options.mode}
             conn.request(methods.SESSION_CONFIGURE, params)
         submitted = conn.request(methods.SESSION_SUBMIT, _submit_params(options, prompt, session))

@@ -145,12 +145,15 @@ def _create_params(options: OneShotOptions, names: list[str] | None = None) -> d
     if names is None:
         names = _own_keys(options)
     cwd = Path(options.cwd or Path.cwd()).expanduser().resolve()
-    return {
+    params: dict[str, Any] = {
         "cwd": str(cwd),
         "provider": options.provider or os.environ.get("CODING_AGENT_PROVIDER") or None,
         "model": options.model or os.environ.get("CODING_AGENT_MODEL") or None,
         "env": key_env(names),
     }
+    if options.mode:  # the permission mode, set as the session is made
+        params["options"] = {"mode": options.mode}
+    return params
 
 
 def _own_keys(options: OneShotOptions) -> list[str]:
