@@ -136,6 +136,10 @@ class SessionView:
             return self._usage(data)
         if kind == EventKind.NOTICE:
             return [helpers.update_agent_thought_text(f"\n[{data.get('message', '')}]\n")]
+        if kind == EventKind.UNDO:
+            restored = ", ".join(str(p) for p in data.get("restored") or []) or "nothing"
+            said = f"\n[undo of turn {data.get('turn')}: put back {restored}]\n"
+            return [helpers.update_agent_thought_text(said)]
         if kind == EventKind.TURN_FINISHED:
             return self._finished(event.text("turn"), data)
         return []

@@ -198,3 +198,10 @@ def test_reasoning_and_notices_are_thoughts() -> None:
     }
     [notice] = view.updates(event("notice", message="retrying in 3 s"))
     assert wire(notice)["content"]["text"] == "\n[retrying in 3 s]\n"
+
+
+def test_an_undo_is_a_thought_naming_the_files() -> None:
+    view = SessionView("s1", "/w")
+    [said] = view.updates(event("undo", turn="t-1", restored=["a.py", "b.py"], skipped=[]))
+    assert wire(said)["content"]["text"] == "\n[undo of turn t-1: put back a.py, b.py]\n"
+    assert view.updates(event("checkpoint", turn="t-1", files=["a.py"])) == []
