@@ -1,6 +1,8 @@
 """`session.undo` and `session.checkpoints`: putting back what the agent wrote.
 
-The work is `turns/undo.py`'s over the store's checkpoints; here the request is
+The work is `turns/undo.py`'s over the store's checkpoints, run on the event loop
+(it reads and writes the store, whose connection is the loop's; the files it puts
+back are the few a span of turns wrote); here the request is
 checked (the session exists and runs no turn, the caller is not a process the
 agent's own tools started), the `undo` event goes to every client and the note
 for the model's next turn is left.
@@ -8,7 +10,6 @@ for the model's next turn is left.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from coding_harness.daemon.methods.lookup import session_of
@@ -35,10 +36,8 @@ async def session_undo(
         raise errors.SessionBusy("a turn is running; cancel it or wait before undoing")
     asked = text("turn", turn, required=False)
     store = parts.store()
-    try:
-        result = await asyncio.to_thread(
-            undo, store.checkpoints, target.id, target.cwd, asked or None, flag("force", force)
-        )
+    try:  # on the event loop: the store's connection is the loop's alone
+        result = undo(store.checkpoints, target.id, target.cwd, asked or None, flag("force", force))
     except NothingToUndo as exc:
         raise errors.InvalidParams(str(exc)) from None
     if result.restored:

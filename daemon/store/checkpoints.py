@@ -16,12 +16,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import sqlite3
 import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from coding_harness.daemon.tools.edit.writes import replace_bytes
 
 log = logging.getLogger(__name__)
 
@@ -62,23 +63,14 @@ class CheckpointStore:
     def __init__(self, db: sqlite3.Connection, folder: Path) -> None:
         self._db = db
         self.folder = folder
+        self._blob_bytes: int | None = None  # all blobs' size, counted once, then kept up
         db.executescript(SCHEMA)
 
     # -- taking ----------------------------------------------------------
     def take(self, session: str, turn: str, root: Path, rel: str, after: str | None) -> bool:
         """Keep `rel` as it is now, unless this turn kept it already (then only the
         `after` digest changes); True when a new checkpoint was taken."""
-        row = self._db.execute(
-            "SELECT 1 FROM checkpoints WHERE session_id = ? AND turn = ? AND path = ?",
-            (session, turn, rel),
-        ).fetchone()
-        if row is not None:
-            with self._db:
-                self._db.execute(
-                    "UPDATE checkpoints SET after = ?"
-                    " WHERE session_id = ? AND turn = ? AND path = ?",
-                    (after, session, turn, rel),
-                )
+        if self._kept_already(session, turn, rel, after):
             return False
         data, mode = read_state(root / rel)
         self._insert(session, turn, rel, data, mode, after, restorable=True)
@@ -97,19 +89,24 @@ class CheckpointStore:
     ) -> bool:
         """Keep `rel` as it was before a command changed it (`before`, None: no file);
         a path this turn kept already only gets its new `after`. True when new."""
+        if self._kept_already(session, turn, rel, after):
+            return False
+        self._insert(session, turn, rel, before, mode, after, restorable=restorable)
+        return True
+
+    def _kept_already(self, session: str, turn: str, rel: str, after: str | None) -> bool:
+        """When this turn kept `rel` already, record its new `after` and say so."""
         row = self._db.execute(
             "SELECT 1 FROM checkpoints WHERE session_id = ? AND turn = ? AND path = ?",
             (session, turn, rel),
         ).fetchone()
-        if row is not None:
-            with self._db:
-                self._db.execute(
-                    "UPDATE checkpoints SET after = ?"
-                    " WHERE session_id = ? AND turn = ? AND path = ?",
-                    (after, session, turn, rel),
-                )
+        if row is None:
             return False
-        self._insert(session, turn, rel, before, mode, after, restorable=restorable)
+        with self._db:
+            self._db.execute(
+                "UPDATE checkpoints SET after = ? WHERE session_id = ? AND turn = ? AND path = ?",
+                (after, session, turn, rel),
+            )
         return True
 
     def _insert(
@@ -139,19 +136,9 @@ class CheckpointStore:
         if path.exists():
             return digest
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = path.with_name(f".{digest}.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            temp.replace(path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temp.unlink()
-            raise
-        _sync_folder(path.parent)
+        replace_bytes(path, data, mode=0o600)
+        if self._blob_bytes is not None:
+            self._blob_bytes += len(data)
         return digest
 
     def blob_path(self, digest: str) -> Path:
@@ -212,6 +199,7 @@ class CheckpointStore:
 
     def remove_unused_blobs(self) -> int:
         used = {r[0] for r in self._db.execute("SELECT DISTINCT before_blob FROM checkpoints")}
+        self._blob_bytes = None  # counted again when next needed
         removed = 0
         for blob in self.folder.glob("??/*"):
             if blob.name not in used and not blob.name.startswith("."):
@@ -221,8 +209,9 @@ class CheckpointStore:
         return removed
 
     def _keep_under_cap(self) -> None:
-        total = sum(p.stat().st_size for p in self.folder.glob("??/*") if p.is_file())
-        if total <= CAP_BYTES:
+        if self._blob_bytes is None:
+            self._blob_bytes = sum(p.stat().st_size for p in self.folder.glob("??/*"))
+        if self._blob_bytes <= CAP_BYTES:
             return
         oldest = self._db.execute(
             "SELECT session_id, turn FROM checkpoints GROUP BY session_id, turn ORDER BY MIN(at)"
@@ -245,12 +234,3 @@ def read_state(path: Path) -> tuple[bytes | None, int | None]:
     if not stat.S_ISREG(info.st_mode) or info.st_size > BLOB_LIMIT:
         raise OSError(f"{path} is not a regular file an edit could write")
     return path.read_bytes(), stat.S_IMODE(info.st_mode)
-
-
-def _sync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

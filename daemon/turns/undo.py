@@ -15,7 +15,6 @@ next turn, so the model does not assume its edits are still there.
 from __future__ import annotations
 
 import contextlib
-import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from coding_harness.daemon.store.checkpoints import (
     sha256,
 )
 from coding_harness.daemon.tools.edit.diff import unified_diff
+from coding_harness.daemon.tools.edit.writes import replace_bytes
 
 UNDO_PREFIX = "undo-"
 CHANGED = "changed since the agent wrote it; --force puts it back anyway"
@@ -122,19 +122,7 @@ def _restore(target: Path, data: bytes | None, mode: int | None) -> None:
             target.unlink()
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.with_name(f".harness-undo-{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temp.chmod(mode if mode is not None else 0o644)
-        temp.replace(target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise
+    replace_bytes(target, data, mode=mode if mode is not None else 0o644)
 
 
 def _inside(root: Path, target: Path) -> bool:

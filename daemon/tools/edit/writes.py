@@ -7,8 +7,9 @@ disk and take the old file's mode; only then do they get a temporary name
 leaves either the old file or the new one, never half of one, and at most for
 an instant a temporary file (which the journal names, so recovery removes it).
 Where the file system has no `O_TMPFILE`, the temporary file is named from the
-start. `remove_created` undoes the creation of a file (and of the folders made
-for it) when an edit is reverted.
+start. `replace_bytes` is the same step for bytes with a mode of the caller's
+(undo's restores and its blobs use it). `remove_created` undoes the creation of
+a file (and of the folders made for it) when an edit is reverted.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def write_atomically(target: Path, text: str, temp: Path | None = None) -> list[
     """
     created = _make_parents(target.parent)
     try:
-        _replace(target, text.encode("utf-8"), temp or temp_path(target))
+        replace_bytes(target, text.encode("utf-8"), temp)
     except OSError:
         remove_folders(created)
         raise
@@ -87,8 +88,14 @@ def _make_parents(folder: Path) -> list[Path]:
     return missing
 
 
-def _replace(target: Path, data: bytes, temp: Path) -> None:
-    mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+def replace_bytes(
+    target: Path, data: bytes, temp: Path | None = None, mode: int | None = None
+) -> None:
+    """Put `data` at `target` in one step, fsynced, by way of `temp`; with `mode`, or
+    the old file's when None (a new file: the umask's). The parent folder must exist."""
+    temp = temp or temp_path(target)
+    if mode is None and target.exists():
+        mode = stat.S_IMODE(target.stat().st_mode)
     _write_new(temp, data, mode)
     try:
         temp.replace(target)
