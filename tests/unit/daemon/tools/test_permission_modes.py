@@ -8,7 +8,6 @@ read-only rule and uv's approval, each over a real workspace and a scripted appr
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -30,19 +29,6 @@ def root(tmp_path: Path) -> Path:
     project = build_project(tmp_path)
     (project / "Makefile").write_text(CHECKING_MAKEFILE)
     return project
-
-
-@pytest.fixture
-def uv_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake `uv` first on PATH; each run appends its arguments to the returned file."""
-    log = tmp_path / "uv-ran.log"
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "uv"
-    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\necho fake uv ran\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    return log
 
 
 def names(ctx: ToolContext) -> list[str]:
