@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,15 +26,6 @@ from coding_harness.daemon.server.socket_server import SocketServer
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":1}}\n'
 PING = b'{"jsonrpc":"2.0","id":"p","method":"ping"}\n'
 READ = "client.read_text_file"
-
-
-@pytest.fixture
-def socket_path() -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="cha-", dir="/tmp"))
-    try:
-        yield root / "run" / "s.sock"
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def table() -> MethodTable:

@@ -9,14 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Endpoint, MethodTable
@@ -24,15 +20,6 @@ from coding_harness.daemon.server.socket_server import SocketServer
 from coding_harness.protocol import errors
 
 INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocol":1}}\n'
-
-
-@pytest.fixture
-def socket_path() -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="chu-", dir="/tmp"))
-    try:
-        yield root / "run" / "s.sock"
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def table() -> MethodTable:
