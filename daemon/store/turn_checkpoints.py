@@ -2,11 +2,12 @@
 
 `TurnCheckpoints` is told of each write the turn's recorder sees: the journal's
 "started" record (`tools/edit/journal.py`) comes before the write, so the file
-is kept as it is then. `CheckpointingTools` puts each tool call that may run a
-command (`run_shell`, and the edit tools, whose applied edits are followed by
-`make check`) between two looks at the workspace (`workspace_snapshot.py`),
-taken in a worker thread so the daemon's other clients are not held up; every
-file that changed between the two is kept as it was before. A file that cannot
+is kept as it is then. Each tool call that may run a command (`run_shell`, and
+the edit tools, whose applied edits are followed by `make check`) comes between
+`look_before` and `look_after` (`turns/checkpointing_tools.py` calls them): two
+looks at the workspace (`workspace_snapshot.py`), taken in a worker thread so
+the daemon's other clients are not held up; every file that changed between the
+two is kept as it was before. A file that cannot
 be kept is named in a notice: that change cannot be undone.
 """
 
@@ -18,7 +19,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
-from coding_harness.daemon.agent.seams import JSONObject, ToolCall, ToolExecutor
+from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.checkpoints import BLOB_LIMIT
 from coding_harness.daemon.store.workspace_snapshot import (
@@ -124,23 +125,3 @@ def _digest_of(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except FileNotFoundError:
         return None
-
-
-class CheckpointingTools:
-    """The turn's tools, each call that may run a command between two looks."""
-
-    def __init__(self, inner: ToolExecutor, checkpoints: TurnCheckpoints) -> None:
-        self._inner = inner
-        self._checkpoints = checkpoints
-
-    def schemas(self) -> list[JSONObject]:
-        return self._inner.schemas()
-
-    async def execute(self, call: ToolCall) -> str:
-        if call.name.strip() not in COMMAND_TOOLS:
-            return await self._inner.execute(call)
-        await self._checkpoints.look_before()
-        try:
-            return await self._inner.execute(call)
-        finally:
-            await self._checkpoints.look_after()

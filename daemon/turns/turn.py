@@ -28,7 +28,6 @@ from coding_harness.daemon.security.secrets import Secrets
 from coding_harness.daemon.sessions.events import turn_finished
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
-from coding_harness.daemon.store.turn_checkpoints import CheckpointingTools
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
 from coding_harness.daemon.tools.edit.seen import forget_session
@@ -44,6 +43,7 @@ from coding_harness.daemon.turns.assemble import (
     turn_system_prompt,
     usage_counter,
 )
+from coding_harness.daemon.turns.checkpointing_tools import CheckpointingTools
 from coding_harness.daemon.turns.intent import Ask, model_asker
 from coding_harness.daemon.turns.routing import (
     SUMMARY_MODE,
