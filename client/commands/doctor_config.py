@@ -29,7 +29,10 @@ from coding_harness.protocol.config_files import (
 from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER, LOCAL_ENDPOINT
 
 TOP_KEYS = frozenset(
-    {"providers", "default_provider", "agent", "search", "retry", "quiet", "plain", "debug"}
+    {
+        *("providers", "default_provider", "agent", "search", "retry", "quiet", "plain"),
+        *("debug", "mcp_servers"),
+    }
 )
 LEGACY_KEYS = TOP_KEYS | {"provider", "model"}
 PROFILE_KEYS = frozenset(
