@@ -25,6 +25,7 @@ SUBCOMMANDS = (
     "daemon",
     "acp",
     "undo",
+    "mcp",
 )
 DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")
 SHELLS = ("bash", "zsh", "fish")
@@ -45,6 +46,7 @@ subcommands:
   approve [ID]               only answer approval requests: of one session,
                              or with no ID of every session, later ones too
   trust                      trust this project's .local_coding_harness.json
+                             and .mcp.json
   doctor                     check the set-up; each problem with its fix
   completions bash|zsh|fish  print a shell completion script
   acp                        an Agent Client Protocol agent on stdin/stdout,
@@ -52,6 +54,10 @@ subcommands:
   undo [--turn ID] [--list] [--session ID] [--force]
                              put back every file the last turn (or turn ID,
                              and every later one) wrote (docs/undo.md)
+  mcp list [--json]          the MCP servers the daemon keeps (and those this
+                             folder configures): state, pid, tools, error
+  mcp restart NAME           stop the MCP server NAME and start it again
+                             (docs/mcp.md)
   daemon start|stop|restart  control the daemon (harness starts it anyway)
   daemon status              pid, version, uptime; exit 4 when none answers
   daemon logs [-n N] [-f]    the end of the daemon's log: N lines, or follow

@@ -138,6 +138,7 @@ _SUBCOMMAND_MODULES = {
     "completions": "commands.completions",
     "acp": "acp.main",
     "undo": "commands.undo",
+    "mcp": "commands.mcp",
 }
 
 

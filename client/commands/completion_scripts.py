@@ -35,7 +35,9 @@ SUMMARIES = {
     "daemon": "start, stop or inspect the daemon",
     "acp": "an Agent Client Protocol agent for editors",
     "undo": "put back what the agent wrote",
+    "mcp": "list or restart the MCP servers",
 }
+MCP_ACTIONS = ("list", "restart")
 # Flags whose values come from the user's set-up (asked at Tab time).
 DYNAMIC = {"provider": "provider", "model": "model", "session": "session"}
 
@@ -71,6 +73,9 @@ _harness() {
                 if [[ $cword -eq 2 ]]; then
                     COMPREPLY=($(compgen -W "$(_harness_values session)" -- "$cur"))
                 fi
+                return;;
+            mcp)
+                [[ $cword -eq 2 ]] && COMPREPLY=($(compgen -W "@MCP@" -- "$cur"))
                 return;;
             sessions|trust|doctor|acp|undo)
                 return;;
@@ -121,6 +126,7 @@ _harness() {
                 return;;
             completions) (( CURRENT == 3 )) && compadd @SHELLS@; return;;
             attach|approve) (( CURRENT == 3 )) && _harness_values session; return;;
+            mcp) (( CURRENT == 3 )) && compadd @MCP@; return;;
             sessions|trust|doctor|acp|undo) return;;
         esac
     fi
@@ -153,6 +159,8 @@ complete -c harness -n "$in_daemon; and not __fish_seen_subcommand_from @DAEMON@
 complete -c harness -n "$in_logs" -s n -x -d "how many lines"
 complete -c harness -n "$in_logs" -s f -d "follow the log"
 complete -c harness -n "__fish_seen_subcommand_from completions" -a "@SHELLS@"
+set -l in_mcp "__fish_seen_subcommand_from mcp"
+complete -c harness -n "$in_mcp; and not __fish_seen_subcommand_from @MCP@" -a "@MCP@"
 complete -c harness -n "__fish_seen_subcommand_from attach approve" -a "(__harness_values session)"
 @FLAGS@
 """
@@ -170,7 +178,11 @@ def _fill(template: str, **parts: str) -> str:
 
 
 def _common() -> dict[str, str]:
-    return {"DAEMON": " ".join(DAEMON_ACTIONS), "SHELLS": " ".join(SHELLS)}
+    return {
+        "DAEMON": " ".join(DAEMON_ACTIONS),
+        "SHELLS": " ".join(SHELLS),
+        "MCP": " ".join(MCP_ACTIONS),
+    }
 
 
 def _bash(flags: Sequence[Flag]) -> str:

@@ -179,6 +179,20 @@ class TurnPrinter:
         for skipped in data.get("skipped") or []:
             self.chat(f"  not put back: {skipped.get('path')}: {skipped.get('reason')}", "dim")
 
+    def _on_mcp_state(self, data: dict[str, Any]) -> None:
+        """A failure is always shown; a start only as the spinner's label (at a terminal)."""
+        from coding_harness.client.render.mcp_servers import state_line
+
+        text, style = state_line(data)
+        if data.get("state") == "starting":
+            if self.chatter:
+                self.view.busy(text.replace("mcp: ", "MCP server ", 1))
+            return
+        if data.get("state") == "failed":
+            self.notice(text, style)
+        else:
+            self.chat(text, style)
+
     def _on_turn_queued(self, data: dict[str, Any]) -> None:
         self.notice(f"queued behind the running turn (position {data.get('position')})")
 

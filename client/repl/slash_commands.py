@@ -17,6 +17,8 @@ from typing import Any
 from coding_harness.client.render.history import print_history
 from coding_harness.client.render.sanitize import one_line, visible
 from coding_harness.client.render.style import Style
+from coding_harness.client.repl.mcp_command import USAGE as MCP_USAGE
+from coding_harness.client.repl.mcp_command import McpCommand
 from coding_harness.client.repl.memory_command import MemoryCommand
 from coding_harness.client.repl.modes import describe
 from coding_harness.client.repl.slash_files import (
@@ -196,6 +198,7 @@ class SlashCommands(_AgentCommands):
             ),
             "/undo": (UNDO_USAGE, undo.undo),
             "/checkpoints": ("the turns /undo can put back, and their files", undo.checkpoints),
+            "/mcp": (MCP_USAGE, McpCommand(conn, session, style)),
         }
 
     def names(self) -> list[str]:

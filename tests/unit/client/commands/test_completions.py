@@ -82,6 +82,14 @@ def test_bash_completes_subcommands_flags_and_providers(
     assert complete_in_bash("harness completions z", text) == ["zsh"]
 
 
+def test_bash_completes_the_mcp_actions(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = script("bash", capsys)
+    assert complete_in_bash("harness mc", text) == ["mcp"]
+    assert complete_in_bash("harness mcp ", text) == ["list", "restart"]
+    assert complete_in_bash("harness mcp r", text) == ["restart"]
+    assert complete_in_bash("harness mcp restart ", text) == []
+
+
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh_script_parses(capsys: pytest.CaptureFixture[str]) -> None:
     subprocess.run(["zsh", "-n"], input=script("zsh", capsys), text=True, check=True)
@@ -103,3 +111,4 @@ def test_fish_completes_subcommands_flags_and_providers(
     assert complete("harness da") == ["daemon"]
     assert complete("harness --provider ") == ["alpha", "beta", "local"]
     assert "stream-json" in complete("harness --output-format ")
+    assert complete("harness mcp ") == ["list", "restart"]
