@@ -62,6 +62,7 @@ class TurnPrinter:
         self.chatter = not options.quiet
         self._shown_diffs: set[tuple[str, str]] = set()
         self._errors_shown: set[str] = set()
+        self._mcp_states: dict[str, str] = {}  # the last line shown for each MCP server
 
     def event(self, kind: str, data: dict[str, Any], raw: dict[str, Any]) -> None:
         if self.options.output_format == "stream-json":
@@ -180,18 +181,22 @@ class TurnPrinter:
             self.chat(f"  not put back: {skipped.get('path')}: {skipped.get('reason')}", "dim")
 
     def _on_mcp_state(self, data: dict[str, Any]) -> None:
-        """A failure is always shown; a start only as the spinner's label (at a terminal)."""
+        """One line per change; a start is only the spinner's label (at a terminal), and a
+        failure is always shown, once for retries that fail alike."""
         from coding_harness.client.render.mcp_servers import state_line
 
         text, style = state_line(data)
-        if data.get("state") == "starting":
+        state, name = data.get("state"), str(data.get("name"))
+        if state == "starting":
             if self.chatter:
                 self.view.busy(text.replace("mcp: ", "MCP server ", 1))
             return
-        if data.get("state") == "failed":
-            self.notice(text, style)
-        else:
+        said_before = self._mcp_states.get(name) == text
+        self._mcp_states[name] = text
+        if state != "failed":
             self.chat(text, style)
+        elif not said_before:
+            self.notice(text, style)
 
     def _on_turn_queued(self, data: dict[str, Any]) -> None:
         self.notice(f"queued behind the running turn (position {data.get('position')})")

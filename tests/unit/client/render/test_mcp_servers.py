@@ -109,3 +109,22 @@ def test_the_printer_shows_a_failure_always_and_a_ready_server_unless_quiet() ->
     quiet.emit("mcp.state", name="time", state="ready", error=None)
     quiet.emit("mcp.state", name="web", state="failed", error="exited with code 1")
     assert quiet.err.getvalue() == "mcp: web failed: exited with code 1\n"
+
+
+def test_the_same_news_of_a_server_is_shown_once() -> None:
+    screen = Screen()
+    for _ in range(3):  # the daemon's retries with backoff
+        screen.emit("mcp.state", name="web", state="starting", error=None)
+        screen.emit("mcp.state", name="web", state="failed", error="exited with code 1")
+    screen.emit("mcp.state", name="web", state="failed", error="exited with code 2")
+    for _ in range(2):  # a restart of a ready server is news each time
+        screen.emit("mcp.state", name="web", state="starting", error=None)
+        screen.emit("mcp.state", name="web", state="ready", error=None)
+    screen.emit("mcp.state", name="web", state="failed", error="exited with code 2")
+    assert screen.err.getvalue().splitlines() == [
+        "mcp: web failed: exited with code 1",
+        "mcp: web failed: exited with code 2",
+        "mcp: web ready",
+        "mcp: web ready",
+        "mcp: web failed: exited with code 2",
+    ]
