@@ -27,6 +27,7 @@ from typing import Any
 import psutil
 
 from coding_harness.daemon.config.loader import ConfigCache
+from coding_harness.daemon.mcp.hub import McpHub, user_servers
 from coding_harness.daemon.methods import MethodParts, build_methods
 from coding_harness.daemon.providers.pool import ProviderPool, pool_key
 from coding_harness.daemon.security.credentials import load_credentials
@@ -83,7 +84,10 @@ class Daemon:
         self.store_path = state_dir / STORE_NAME
         self._state_lock = StateLock(self.store_path)
         self.keeper = command_keeper()
-        self.turns = TurnRunner(configs=self.configs, pool=self.pool, build_tools=build_tools)
+        self.mcp = McpHub(self._announce_on)
+        self.turns = TurnRunner(
+            configs=self.configs, pool=self.pool, build_tools=build_tools, mcp=self.mcp
+        )
         self._stop = asyncio.Event()
         self._background: set[asyncio.Future[Any]] = set()
         self.drain_seconds = DRAIN_SECONDS
@@ -110,6 +114,7 @@ class Daemon:
             status=self.status,
             reload=self.reload_configuration,
             request_stop=self.request_stop,
+            mcp=self.mcp,
         )
 
     async def run(self, service: ServiceContext | None = None) -> None:
@@ -131,6 +136,7 @@ class Daemon:
         flusher = asyncio.create_task(self._flush_events_forever(), name="event-flusher")
         watcher = asyncio.create_task(self._watch_socket_path(), name="socket-watch")
         keeping = asyncio.create_task(self.keeper.watch(), name="process-keeper")
+        self.mcp.start_eager(user_servers(self.configs.get(self.home).mcp_servers))
         try:
             await self._stop.wait()
         finally:
@@ -139,6 +145,7 @@ class Daemon:
             log.info("shutting down")
             self._withdraw()
             await self._drain()
+            await self.mcp.stop_all()
             keeping.cancel()
             self.keeper.close()
             await self.server.close()
@@ -147,6 +154,12 @@ class Daemon:
             self.store.close()
             self._state_lock.release()
             log.info("stopped")
+
+    def _announce_on(self, session_id: str, kind: str, data: dict[str, Any]) -> None:
+        """Publish an event on a session, if it is still open."""
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.emit(kind, data)
 
     def _harden(self) -> None:
         """Before anything is served: close this process to its user's other processes,

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 GLOBAL_CONFIG_NAME = ".coding_harness.json"
 PROJECT_CONFIG_NAME = ".local_coding_harness.json"
+# The project's MCP servers in the form other agents read (`{"mcpServers": {...}}`).
+MCP_CONFIG_NAME = ".mcp.json"
 LEGACY_CONFIG_PATH = Path(".config") / "coding-agent" / "config.json"
 # The web search keys the daemon reads (its `tools/search.py`), named here too so a
 # client can send their values before it has asked the daemon anything.

@@ -46,6 +46,9 @@ PROVIDER_DISCOVER: Final = "provider.discover"  # local servers and key variable
 MEMORY_GET: Final = "memory.get"  # a project's turn-close notes
 MEMORY_SET: Final = "memory.set"
 
+MCP_LIST: Final = "mcp.list"  # the MCP servers the daemon holds, and those a folder configures
+MCP_RESTART: Final = "mcp.restart"
+
 # The one notification the daemon sends.
 EVENT: Final = "event"
 
@@ -78,6 +81,7 @@ class EventKind:
     CHECKPOINT: Final = "checkpoint"  # {turn, files}: what a turn's writes can be undone to
     UNDO: Final = "undo"  # {turn, restored, skipped}
     MODE_CHANGED: Final = "mode.changed"  # {mode, client}
+    MCP_STATE: Final = "mcp.state"  # {name, state, error}: an MCP server the session uses
 
 
 DECISIONS: Final = ("yes", "no", "skip", "revert")

@@ -39,6 +39,8 @@ from coding_harness.daemon.config.layers import (
     merged_data,
     origin_finder,
 )
+from coding_harness.daemon.config.mcp_settings import McpServerSpec
+from coding_harness.daemon.config.mcp_sources import configured_servers
 from coding_harness.daemon.config.notify_settings import NotifySettings, parse_notify
 from coding_harness.daemon.config.profiles import (
     ConfigError,
@@ -59,6 +61,7 @@ from coding_harness.protocol import paths, trust
 from coding_harness.protocol.config_files import (
     DISCOVERY_KEY_VARIABLES,
     GLOBAL_CONFIG_NAME,
+    MCP_CONFIG_NAME,
     SEARCH_KEY_VARIABLES,
 )
 from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
@@ -78,6 +81,8 @@ class Config:
     builtin: bool = False
     retry: RetrySettings = field(default_factory=RetrySettings)
     untrusted: tuple[str, ...] = ()
+    # The MCP servers this folder's sessions may use, by name (`mcp_sources.py`).
+    mcp_servers: Mapping[str, McpServerSpec] = field(default_factory=dict)
     # The default profile's name when first-run discovery chose it.
     discovered: str | None = None
 
@@ -98,12 +103,14 @@ class Config:
             ) from None
 
     def key_env_names(self) -> list[str]:
-        """The variables a client sends with each create and submit: every profile's key
-        and the web search keys, so a key exported in a new shell is used at once; with
-        no config file, the usual key variables discovery looks for too."""
+        """The variables a client sends with each create and submit: every profile's key,
+        the MCP servers' bearer tokens and the web search keys, so a key exported in a
+        new shell is used at once; with no config file, the usual key variables
+        discovery looks for too."""
         profiles = {p.api_key_env for p in self.providers.values() if p.api_key_env}
         usual = set(DISCOVERY_KEY_VARIABLES) if self.discoverable else set()
-        return sorted(profiles | usual | set(SEARCH_KEY_VARIABLES))
+        tokens = {s.bearer_token_env for s in self.mcp_servers.values() if s.bearer_token_env}
+        return sorted(profiles | usual | tokens | set(SEARCH_KEY_VARIABLES))
 
 
 class Found(Protocol):
@@ -205,6 +212,9 @@ def load_config(home: Path, cwd: Path, *, trust_store: Path | None = None) -> Co
         }
         builtin = True
     problems.extend(_flag_problems(merged, origin_of))
+    servers = configured_servers(
+        merged, origin_of, home=home, cwd=cwd, trust_store=trust_store, problems=problems
+    )
     return Config(
         providers=providers,
         default_provider=_default(merged.get("default_provider"), providers, origin_of, problems),
@@ -216,6 +226,7 @@ def load_config(home: Path, cwd: Path, *, trust_store: Path | None = None) -> Co
         builtin=builtin,
         retry=retry,
         untrusted=untrusted,
+        mcp_servers=servers,
     )
 
 
@@ -247,7 +258,7 @@ class ConfigCache:
         return with_discovery(self._files(cwd), self.found)
 
     def _files(self, cwd: Path) -> Config:
-        paths = [*config_paths(self._home, cwd), self.trust_store]
+        paths = [*config_paths(self._home, cwd), cwd / MCP_CONFIG_NAME, self.trust_store]
         signature = tuple(_signature(p) for p in paths)
         cached = self._entries.get(cwd)
         if cached is not None and cached[0] == signature:

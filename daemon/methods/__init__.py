@@ -20,6 +20,7 @@ from coding_harness.daemon.methods import (
     context_methods,
     daemon_methods,
     discovery_methods,
+    mcp_methods,
     memory_methods,
     provider_methods,
     session_methods,
@@ -38,8 +39,9 @@ AREAS: tuple[dict[str, Handler], ...] = (
     context_methods.HANDLERS,
     memory_methods.HANDLERS,
     undo_methods.HANDLERS,
+    mcp_methods.HANDLERS,
 )
-DETACHED = context_methods.DETACHED
+DETACHED = context_methods.DETACHED | mcp_methods.DETACHED
 
 __all__ = ["MethodParts", "build_methods"]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.config.loader import ConfigCache
+from coding_harness.daemon.mcp.hub import McpHub
 from coding_harness.daemon.sessions.session import SessionTable
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.turns.runner import TurnRunner
@@ -32,3 +33,4 @@ class MethodParts:
     status: Callable[[], dict[str, Any]]  # `daemon.status`'s answer
     reload: Callable[[], Awaitable[dict[str, Any]]]  # `daemon.reload`'s work and answer
     request_stop: Callable[[], None]  # `daemon.shutdown`, once the answer is sent
+    mcp: McpHub  # the MCP servers the daemon holds

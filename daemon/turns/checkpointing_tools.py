@@ -1,14 +1,17 @@
 """A turn's tools with undo's looks around each call that may run a command.
 
-`run_shell`, and the edit tools (an applied edit is followed by `make check`),
-may change files no edit tool wrote; `CheckpointingTools` wraps the turn's tool
-executor so that each such call runs between `TurnCheckpoints.look_before` and
-`look_after` (`store/turn_checkpoints.py`), which keep what the call changed.
+`run_shell`, the edit tools (an applied edit is followed by `make check`) and
+every MCP tool (a server is a program of its own: a git server commits, a
+filesystem server writes) may change files no edit tool wrote;
+`CheckpointingTools` wraps the turn's tool executor so that each such call runs
+between `TurnCheckpoints.look_before` and `look_after`
+(`store/turn_checkpoints.py`), which keep what the call changed.
 """
 
 from __future__ import annotations
 
 from coding_harness.daemon.agent.seams import JSONObject, ToolCall, ToolExecutor
+from coding_harness.daemon.mcp.schemas import is_mcp_name
 from coding_harness.daemon.store.turn_checkpoints import COMMAND_TOOLS, TurnCheckpoints
 
 
@@ -23,7 +26,8 @@ class CheckpointingTools:
         return self._inner.schemas()
 
     async def execute(self, call: ToolCall) -> str:
-        if call.name.strip() not in COMMAND_TOOLS:
+        name = call.name.strip()
+        if name not in COMMAND_TOOLS and not is_mcp_name(name):
             return await self._inner.execute(call)
         await self._checkpoints.look_before()
         try:

@@ -35,6 +35,7 @@ from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.config.profiles import ConfigError, ProviderProfile
 from coding_harness.daemon.context.plan_book import PlanBook
 from coding_harness.daemon.context.turn_notes import NotesJob, NoteTakers, wants_notes
+from coding_harness.daemon.mcp.hub import McpHub
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.sessions.events import turn_finished
@@ -69,10 +70,11 @@ class TurnRunner:
         configs: ConfigCache,
         pool: ProviderPool,
         build_tools: Callable[[ToolContext], ToolExecutor],
+        mcp: McpHub | None = None,
     ) -> None:
         self._configs = configs
         self.plans = PlanBook()
-        self._deps = TurnDeps(pool=pool, build_tools=build_tools, plans=self.plans)
+        self._deps = TurnDeps(pool=pool, build_tools=build_tools, plans=self.plans, mcp=mcp)
         self._lanes: dict[str, _Lane] = {}
         self._closing = False
         self.note_takers = NoteTakers(pool)

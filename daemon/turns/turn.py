@@ -23,6 +23,8 @@ from coding_harness.daemon.config.loader import Config, home_dir
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plan_book import PlanBook, PlanKeeper
+from coding_harness.daemon.mcp.executor import McpTools
+from coding_harness.daemon.mcp.hub import Lease, McpHub
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.security.secrets import Secrets
 from coding_harness.daemon.sessions.events import turn_finished
@@ -65,6 +67,8 @@ class TurnDeps:
     pool: ProviderPool
     build_tools: Callable[[ToolContext], ToolExecutor]
     plans: PlanBook
+    # The daemon's MCP servers; None offers no MCP tools.
+    mcp: McpHub | None = None
     # Each session's notes section, as read at its first turn: session id -> (project, lines).
     notes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
 
@@ -144,8 +148,28 @@ class _Parts:
 
 
 async def drive_turn(deps: TurnDeps, turn: Turn) -> LoopResult:
+    lease = await mcp_lease(deps, turn)
+    try:
+        return await _drive(deps, turn, lease)
+    finally:
+        lease.release()
+
+
+async def mcp_lease(deps: TurnDeps, turn: Turn) -> Lease:
+    """The MCP tools of the session's folder for this turn, their servers started."""
+    servers = turn.config.mcp_servers
+    if deps.mcp is None or not servers:
+        return Lease()
+    session = turn.session
+    lease = await deps.mcp.lease(session.id, servers, session.key_env)
+    for notice in lease.notices:
+        turn.state.recorder.emit(EventKind.NOTICE, {"message": notice})
+    return lease
+
+
+async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     session, request, config, state = turn.session, turn.request, turn.config, turn.state
-    parts = _assemble(deps, turn)
+    parts = _assemble(deps, turn, lease)
     working, events = state.working, state.recorder
     plan = parts.plans.current()
     prompt = await asyncio.to_thread(turn_system_prompt, session.cwd, config, plan)
@@ -199,14 +223,17 @@ def project_notes(deps: TurnDeps, session: Session) -> list[str]:
     return lines
 
 
-def _assemble(deps: TurnDeps, turn: Turn) -> _Parts:
+def _assemble(deps: TurnDeps, turn: Turn, lease: Lease) -> _Parts:
     """The turn's plan keeper, tools, model, compactor and loop, wired together."""
     session, request, profile, config = turn.session, turn.request, turn.profile, turn.config
     state = turn.state
     working, recorder = state.working, state.recorder
     keeper = PlanKeeper(deps.plans, session, recorder, lambda: working[1:])
     context = tool_context(session, request, config, state.outcome, plans=keeper, events=recorder)
-    tools: ToolExecutor = CheckpointingTools(deps.build_tools(context), recorder.checkpoints)
+    tools: ToolExecutor = deps.build_tools(context)
+    if lease.offered:
+        tools = McpTools(tools, lease.offered, context)
+    tools = CheckpointingTools(tools, recorder.checkpoints)
     if request.kind.mode == SUMMARY_MODE:
         tools = OnlyTools(tools, READ_ONLY_TOOLS)
     model = model_for(session, profile, deps.pool, config)

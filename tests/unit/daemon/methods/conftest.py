@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from coding_harness.daemon.config.loader import ConfigCache
+from coding_harness.daemon.mcp.hub import McpHub
 from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.server.connection import Connection
@@ -81,6 +82,7 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
         status=lambda: {"pid": 1},
         reload=lifecycle.reload,
         request_stop=lifecycle.request_stop,
+        mcp=McpHub(lambda session, kind, data: None),
     )
     yield Rig(parts=parts, lifecycle=lifecycle, home=home, workspace=workspace, store=store)
     store.close()

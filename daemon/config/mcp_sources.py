@@ -1,0 +1,97 @@
+"""Where a folder's MCP servers come from, and which of them count.
+
+`configured_servers` puts the three sources in order, each replacing servers of
+the same name from the one before: `mcp_servers` of `~/.coding_harness.json`,
+the project's `.mcp.json`, `mcp_servers` of the project's
+`.local_coding_harness.json`. The project's two files count only once trusted
+as they are now (`harness trust` records each file's digest); until then the
+loader has already held back the harness file's `mcp_servers`, and
+`.mcp.json` is not even parsed, only named in a problem that says how to trust it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from coding_harness.daemon.config.mcp_settings import McpServerSpec, parse_servers
+from coding_harness.daemon.config.profiles import OriginOf
+from coding_harness.protocol import trust
+from coding_harness.protocol.config_files import MCP_CONFIG_NAME, PROJECT_CONFIG_NAME, parse_json
+
+
+def configured_servers(
+    merged: Mapping[str, Any],
+    origin_of: OriginOf,
+    *,
+    home: Path,
+    cwd: Path,
+    trust_store: Path | None,
+    problems: list[str],
+) -> dict[str, McpServerSpec]:
+    """The servers sessions in `cwd` may use, by name."""
+    raw = merged.get("mcp_servers")
+    project_file = str(cwd / PROJECT_CONFIG_NAME)
+    user: dict[str, McpServerSpec] = {}
+    project: dict[str, McpServerSpec] = {}
+    if isinstance(raw, Mapping):
+        for name in raw:
+            from_project = origin_of(("mcp_servers", str(name))) == project_file
+            scope, folder = ("project", cwd) if from_project else ("user", home)
+            parsed = parse_servers(
+                {name: raw[name]}, origin_of, problems, scope=scope, default_cwd=str(folder)
+            )
+            (project if from_project else user).update(parsed)
+    elif raw is not None:
+        parse_servers(raw, origin_of, problems)  # reports the bad value
+    path = cwd / MCP_CONFIG_NAME
+    shared = read_mcp_json(path, _trusted(trust_store, path), problems)
+    return {**user, **shared, **project}
+
+
+def _trusted(store: Path | None, path: Path) -> bool:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return False
+    return store is not None and trust.is_trusted(store, path, raw)
+
+
+def read_mcp_json(path: Path, trusted: bool, problems: list[str]) -> dict[str, McpServerSpec]:
+    """The servers of a project's `.mcp.json`; none (and a problem naming `harness trust`)
+    while the file is not trusted as it is now."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        problems.append(f"{path}: cannot read ({exc.strerror}); it was ignored")
+        return {}
+    if not trusted:
+        problems.append(
+            f"{path}: its MCP servers are programs this repository would run on your "
+            f"machine; none starts until you review the file and run `harness trust` in "
+            f"{path.parent}"
+        )
+        return {}
+    try:
+        data = parse_json(raw.decode("utf-8"))
+    except ValueError as exc:
+        problems.append(f"{path}: not valid JSON ({exc}); it was ignored")
+        return {}
+    if not isinstance(data, Mapping):
+        problems.append(f"{path}: the top level must be a JSON object; it was ignored")
+        return {}
+
+    def origin_of(key: tuple[str, ...]) -> str:
+        return str(path)
+
+    return parse_servers(
+        data.get("mcpServers"),
+        origin_of,
+        problems,
+        key=("mcpServers",),
+        scope="project",
+        default_cwd=str(path.parent),
+    )

@@ -1,0 +1,9 @@
+"""MCP servers kept warm by the daemon and shared by every session (docs/mcp.md).
+
+`hub.McpHub` holds one `link.ServerLink` per configured server (one process or
+HTTP connection, whatever the number of sessions), starts it at its first use,
+restarts it when it dies, stops it when idle and with the daemon. `executor.py`
+offers a server's tools to a turn as `mcp__SERVER__TOOL`, through the approval
+gate; `schemas.py` and `results.py` translate both ways. Only `link.py` and
+`transport.py` import the SDK, and the hub loads them at a server's first start.
+"""

@@ -1,0 +1,63 @@
+"""An MCP tool's result as the text the model reads.
+
+Text blocks are kept as they are; structured content is sent as JSON when the
+result has no text of its own (servers usually put the same data in both).
+Images and audio are named with their type and size but not sent (the
+profiles here take text only), as are binary resources; a resource link names
+its address; an embedded text resource is sent under its address. An error
+result says so first, so the model knows to change course. The whole is cut
+at `MAX_RESULT_CHARS`, like a fetched page, with a note saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+
+MAX_RESULT_CHARS = 20_000
+
+
+def result_text(tool: str, result: types.CallToolResult) -> str:
+    parts = [_block_text(block) for block in result.content]
+    texts = [part for part in parts if part]
+    has_text = any(isinstance(block, types.TextContent) for block in result.content)
+    if result.structured_content is not None and not has_text:
+        texts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=1))
+    body = "\n".join(texts) or "(the tool returned nothing)"
+    if result.is_error:
+        body = f"Error from the MCP tool '{tool}': {body}"
+    return cut(body)
+
+
+def cut(text: str) -> str:
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    return (
+        text[:MAX_RESULT_CHARS]
+        + f"\n[cut here: {MAX_RESULT_CHARS} of {len(text)} characters shown; ask the tool "
+        "for less, e.g. a narrower query or a page of the results]"
+    )
+
+
+def _block_text(block: Any) -> str:
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        kind = "image" if isinstance(block, types.ImageContent) else "audio"
+        size = len(block.data) * 3 // 4
+        return f"[{kind}: {block.mime_type}, about {size} bytes; not shown, this model reads text]"
+    if isinstance(block, types.ResourceLink):
+        return f"[resource link: {block.uri}{_named(block.name)}]"
+    if isinstance(block, types.EmbeddedResource):
+        resource = block.resource
+        if isinstance(resource, types.TextResourceContents):
+            return f"[resource {resource.uri}]\n{resource.text}"
+        mime = resource.mime_type or "binary"
+        return f"[resource {resource.uri}: {mime} data, not shown]"
+    return f"[{getattr(block, 'type', 'unknown')} content, not shown]"
+
+
+def _named(name: str | None) -> str:
+    return f" ({name})" if name else ""
