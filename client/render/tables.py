@@ -66,6 +66,14 @@ def context_table(data: Mapping[str, Any]) -> Table:
     for name in ("tokens", "chars"):
         table.add_column(name, justify="right", no_wrap=True, min_width=7)
     table.add_column("preview", overflow="ellipsis", no_wrap=True, ratio=1)
+    for server in data.get("mcp_servers") or []:
+        table.add_row(
+            _cell("-"),
+            _cell(f"mcp {server.get('name', '')}", "dim"),
+            _cell(f"{_int(server.get('tokens')):,}"),
+            _cell(f"{_int(server.get('chars')):,}"),
+            _cell(f"the schemas of {_int(server.get('tools'))} MCP tool(s)", "dim"),
+        )
     for message in data.get("messages") or []:
         table.add_row(
             _cell(message.get("index", "")),

@@ -144,15 +144,18 @@ class McpHub:
                 self._link(spec).start()
         self._ensure_reaper()
 
-    def tool_chars(self, servers: Mapping[str, McpServerSpec]) -> int:
-        """How much of the context the running servers' tool schemas of `servers` take."""
-        total = 0
+    def tool_sizes(self, servers: Mapping[str, McpServerSpec]) -> list[dict[str, Any]]:
+        """What the tool schemas of the running servers of `servers` take of the context:
+        `{name, tools, chars}` per server (a stopped server offers nothing yet)."""
+        sizes: list[dict[str, Any]] = []
         for spec in servers.values():
             link = self._links.get(spec.identity())
-            if link is not None and link.state == READY:
-                offered = _offer(link, link.tools, [])
-                total += sum(len(json.dumps(tool.function())) for tool in offered)
-        return total
+            if link is None or link.state != READY:
+                continue
+            offered = _offer(link, link.tools, [])
+            chars = sum(len(json.dumps(tool.function())) for tool in offered)
+            sizes.append({"name": spec.name, "tools": len(offered), "chars": chars})
+        return sizes
 
     async def stop_all(self) -> None:
         if self._reaper is not None:

@@ -2,7 +2,8 @@
 
 What the model's context holds and how big it is (estimated: the system prompt
 as the next turn builds it, the project's notes section included, the tool
-schemas and the history), replacing it with a resume brief, the session's plan
+schemas, those of the running MCP servers the session's folder uses, and the
+history), replacing it with a resume brief, the session's plan
 reconciled with the files on disk, and the skills a `/<name>` can load.
 """
 
@@ -20,7 +21,7 @@ from coding_harness.daemon.config.profiles import ConfigError
 from coding_harness.daemon.context.compactor import context_limit
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plans import plan_status
-from coding_harness.daemon.context.window import context_table
+from coding_harness.daemon.context.window import context_table, tokens
 from coding_harness.daemon.methods.lookup import session_of, session_profile
 from coding_harness.daemon.methods.params import refuse_tool_children, text, workspace_folder
 from coding_harness.daemon.methods.parts import MethodParts
@@ -44,8 +45,11 @@ async def session_context(parts: MethodParts, conn: Connection, session: Any) ->
     prompt = await asyncio.to_thread(turn_system_prompt, target.cwd, config, plan)
     system = with_notes(prompt, _notes_section(parts, target))
     tools = len(json.dumps(AGENT_TOOLS.schemas()))
-    table = context_table(target.history, system_chars=len(system) + tools, limit=limit)
-    return {"session": target.id, **table}
+    servers = parts.mcp.tool_sizes(config.mcp_servers)
+    mcp_chars = sum(server["chars"] for server in servers)
+    table = context_table(target.history, system_chars=len(system) + tools + mcp_chars, limit=limit)
+    mcp = [{**server, "tokens": tokens(server["chars"])} for server in servers]
+    return {"session": target.id, **table, "mcp_servers": mcp}
 
 
 def _notes_section(parts: MethodParts, session: Session) -> list[str]:

@@ -16,6 +16,7 @@ HEAVY = (
     "httpx",
     "jsonrpcserver",
     "acp",
+    "mcp",
     "pydantic",
     "coding_harness.daemon",
     "coding_harness.client.acp",
@@ -44,6 +45,17 @@ def loaded_after(code: str) -> list[str]:
 
 def test_oneshot_path_imports_nothing_heavy() -> None:
     assert loaded_after("\n".join(f"import {module}" for module in LEAN)) == []
+
+
+def test_the_daemon_loads_the_mcp_sdk_only_when_a_server_starts() -> None:
+    """A daemon with no MCP server configured never pays for the SDK's imports (~1 s)."""
+    probe = (
+        "import sys\n"
+        "import coding_harness.daemon.app, coding_harness.daemon.methods.mcp_methods\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert ast.literal_eval(out.stdout.strip()) == []
 
 
 # Modules a one-shot run does without (issue 11 item 16): `socket` (its enum set-up;
