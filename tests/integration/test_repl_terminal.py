@@ -19,6 +19,7 @@ import pytest
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
+from tests.support.mcp_setup import TIME, stdio_server, use_servers
 from tests.support.tmux_terminal import WAIT, Terminal
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -52,6 +53,10 @@ def add_skill(sandbox: Sandbox, name: str, description: str) -> None:
 def saved_conversation(sandbox: Sandbox) -> None:
     messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     (sandbox.root / "saved.json").write_text(json.dumps({"messages": messages}))
+
+
+def time_server(sandbox: Sandbox) -> None:
+    use_servers(sandbox, {"time": stdio_server(TIME)})
 
 
 @dataclass(kw_only=True, slots=True)
@@ -103,6 +108,8 @@ CASES = [
     ),
     Case(line="/undo", shows="nothing to undo"),
     Case(line="/checkpoints", shows="no checkpoints in session"),
+    Case(line="/mcp", shows="time  stopped", setup=time_server),
+    Case(line="/mcp restart time", shows="time: ready (pid", setup=time_server),
     Case(line="/nope", shows="unknown command /nope"),
 ]
 
