@@ -25,6 +25,7 @@ from coding_harness.client.acp.approvals import Approvals
 from coding_harness.client.acp.bridge import Bridge, Handler
 from coding_harness.client.acp.config_options import config_options, set_config_option
 from coding_harness.client.acp.daemon_link import open_daemon, session_keys
+from coding_harness.client.acp.mcp_servers import hand_over
 from coding_harness.client.acp.modes import mode_state, summary_mode
 from coding_harness.client.acp.peer import Peer, RpcFailure, ThenAnswer
 from coding_harness.client.acp.relink import keep_linked
@@ -74,6 +75,7 @@ async def _initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
         prompt_capabilities=schema.PromptCapabilities(
             embedded_context=True, image=False, audio=False
         ),
+        mcp_capabilities=schema.McpCapabilities(http=True, sse=False),
         session_capabilities=schema.SessionCapabilities(
             list=schema.SessionListCapabilities(),
             resume=schema.SessionResumeCapabilities(),
@@ -140,9 +142,7 @@ async def new_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     notes = [str(problem) for problem in created.get("config_problems") or []]
     if created.get("notice"):
         notes.append(str(created["notice"]))
-    if request.mcp_servers:
-        names = ", ".join(server.name for server in request.mcp_servers)
-        notes.append(f"MCP servers from the editor are not used yet: {names}")
+    notes.extend(await hand_over(bridge, session, request.mcp_servers))
     options = await config_options(bridge, session)
     response = schema.NewSessionResponse(
         session_id=session, config_options=options or None, modes=mode_state(created.get("mode"))
@@ -180,6 +180,7 @@ async def load_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     bridge.held[session] = []  # live events wait until the replay is out
     try:
         view, modes = await _attach(bridge, session, request.cwd)
+        notes = await hand_over(bridge, session, request.mcp_servers)
         messages = await _history(bridge, session)
         await bridge.send_updates(session, list(view.replay(messages)))
     finally:
@@ -188,7 +189,7 @@ async def load_session(bridge: Bridge, params: dict[str, Any]) -> Any:
         await bridge.deliver(event)
     options = await config_options(bridge, session) or None
     response = schema.LoadSessionResponse(config_options=options, modes=modes)
-    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, []))
+    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, notes))
 
 
 async def _history(bridge: Bridge, session: str) -> list[dict[str, Any]]:
@@ -205,9 +206,10 @@ async def _history(bridge: Bridge, session: str) -> list[dict[str, Any]]:
 async def resume_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     request = schema.ResumeSessionRequest.model_validate(params)
     view, modes = await _attach(bridge, request.session_id, request.cwd)
+    notes = await hand_over(bridge, request.session_id, request.mcp_servers)
     options = await config_options(bridge, request.session_id) or None
     response = schema.ResumeSessionResponse(config_options=options, modes=modes)
-    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, []))
+    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, notes))
 
 
 async def set_mode(bridge: Bridge, params: dict[str, Any]) -> Any:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from coding_harness.daemon.config.mcp_settings import parse_servers
 from coding_harness.daemon.methods.lookup import session_of
 from coding_harness.daemon.methods.params import refuse_tool_children
 from coding_harness.daemon.methods.parts import MethodParts
@@ -42,6 +43,7 @@ async def session_configure(
     token_budget: Any = None,
     debug: Any = None,
     mode: Any = None,
+    mcp_servers: Any = None,
 ) -> dict[str, Any]:
     refuse_tool_children(conn)
     target = session_of(parts, session)
@@ -58,6 +60,7 @@ async def session_configure(
             _search(target, search),
             _budget(target, token_budget),
             _mode(target, mode, conn.label),
+            _mcp_servers(target, mcp_servers, conn.label),
         )
         if change is not None
     ]
@@ -96,6 +99,28 @@ def _mode(target: Session, value: Any, client: str) -> Change | None:
         target.emit(EventKind.MODE_CHANGED, {"mode": mode, "client": client})
 
     return switch
+
+
+def _mcp_servers(target: Session, value: Any, client: str) -> Change | None:
+    """An editor's MCP servers (ACP's `mcpServers`), in the `mcp_servers` shape: they
+    replace the ones a client gave before; a bad entry is named and left out."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise errors.InvalidParams("mcp_servers must be an object of MCP server entries")
+    problems: list[str] = []
+
+    def origin_of(path: tuple[str, ...]) -> str:
+        return f"the MCP servers {client} gave"
+
+    servers = parse_servers(value, origin_of, problems, scope="client", default_cwd=str(target.cwd))
+
+    def replace() -> str:
+        target.options.mcp_servers = servers
+        names = ", ".join(sorted(servers)) or "none"
+        return "; ".join([f"MCP servers of this session: {names}", *problems])
+
+    return replace
 
 
 def _allow(target: Session, name: Any) -> Change | None:

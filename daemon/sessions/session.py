@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from coding_harness.daemon.agent.seams import JSONObject, Usage
+from coding_harness.daemon.config.mcp_settings import McpServerSpec
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.outgoing import (
     DELTA_KINDS,
@@ -54,7 +55,8 @@ SEQ_BLOCK = 1000
 
 @dataclass(kw_only=True, slots=True)
 class SessionOptions:
-    """Choices the people on a session made: `/allow-cmd`, `/search`, `/budget`, `/mode`."""
+    """Choices the people on a session made: `/allow-cmd`, `/search`, `/budget`, `/mode`,
+    and the MCP servers an editor brought."""
 
     extra_commands: set[str] = field(default_factory=set)
     search_enabled: bool | None = None  # None: as the config says
@@ -62,6 +64,8 @@ class SessionOptions:
     token_budget: int | None = None
     # The permission mode (`protocol/modes.py`); None: the config's `agent.mode`.
     mode: str | None = None
+    # MCP servers a client gave the session (an editor's, over ACP), over the config's.
+    mcp_servers: dict[str, McpServerSpec] = field(default_factory=dict)
 
     def to_wire(self) -> JSONObject:
         return {
@@ -70,6 +74,7 @@ class SessionOptions:
             "search_engine": self.search_engine,
             "token_budget": self.token_budget,
             "mode": self.mode,
+            "mcp_servers": sorted(self.mcp_servers),
         }
 
 

@@ -157,10 +157,10 @@ async def drive_turn(deps: TurnDeps, turn: Turn) -> LoopResult:
 
 async def mcp_lease(deps: TurnDeps, turn: Turn) -> Lease:
     """The MCP tools of the session's folder for this turn, their servers started."""
-    servers = turn.config.mcp_servers
+    session = turn.session
+    servers = {**turn.config.mcp_servers, **session.options.mcp_servers}
     if deps.mcp is None or not servers:
         return Lease()
-    session = turn.session
     lease = await deps.mcp.lease(session.id, servers, session.key_env)
     for notice in lease.notices:
         turn.state.recorder.emit(EventKind.NOTICE, {"message": notice})
