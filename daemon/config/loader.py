@@ -213,7 +213,7 @@ def load_config(home: Path, cwd: Path, *, trust_store: Path | None = None) -> Co
         builtin = True
     problems.extend(_flag_problems(merged, origin_of))
     servers = configured_servers(
-        merged, origin_of, home=home, cwd=cwd, trust_store=trust_store, problems=problems
+        layers, home=home, cwd=cwd, trust_store=trust_store, problems=problems
     )
     return Config(
         providers=providers,

@@ -133,11 +133,15 @@ def parse_server(
     unknown = sorted(str(k) for k in entry if k not in _KEYS)
     if unknown:
         raise bad(origin_of, (*path, unknown[0]), "is not a setting of an MCP server")
-    if entry.get("disabled") is True:
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise bad(origin_of, (*path, "disabled"), "must be true or false")
+    if disabled:
         return None
-    if entry.get("type", entry.get("transport")) == "sse":
-        rule = "uses the old HTTP+SSE transport; give the server's Streamable HTTP address"
-        raise bad(origin_of, (*path, "type"), rule)
+    for kind in ("type", "transport"):
+        if entry.get(kind) == "sse":
+            rule = "uses the old HTTP+SSE transport; give the server's Streamable HTTP address"
+            raise bad(origin_of, (*path, kind), rule)
     command, url = entry.get("command"), entry.get("url")
     if (command is None) == (url is None):
         raise bad(origin_of, path, 'needs either "command" (stdio) or "url" (HTTP), not both')

@@ -11,40 +11,41 @@ loader has already held back the harness file's `mcp_servers`, and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
+from coding_harness.daemon.config.layers import Layer
 from coding_harness.daemon.config.mcp_settings import McpServerSpec, parse_servers
-from coding_harness.daemon.config.profiles import OriginOf
 from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import MCP_CONFIG_NAME, PROJECT_CONFIG_NAME, parse_json
 
 
 def configured_servers(
-    merged: Mapping[str, Any],
-    origin_of: OriginOf,
+    layers: Iterable[Layer],
     *,
     home: Path,
     cwd: Path,
     trust_store: Path | None,
     problems: list[str],
 ) -> dict[str, McpServerSpec]:
-    """The servers sessions in `cwd` may use, by name."""
-    raw = merged.get("mcp_servers")
+    """The servers sessions in `cwd` may use, by name. Each file's entries are read on
+    their own: a server named again in a later file is replaced whole, never merged
+    key by key with the earlier entry (a `url` must not meet a `command`)."""
     project_file = str(cwd / PROJECT_CONFIG_NAME)
     user: dict[str, McpServerSpec] = {}
     project: dict[str, McpServerSpec] = {}
-    if isinstance(raw, Mapping):
-        for name in raw:
-            from_project = origin_of(("mcp_servers", str(name))) == project_file
-            scope, folder = ("project", cwd) if from_project else ("user", home)
-            parsed = parse_servers(
-                {name: raw[name]}, origin_of, problems, scope=scope, default_cwd=str(folder)
-            )
-            (project if from_project else user).update(parsed)
-    elif raw is not None:
-        parse_servers(raw, origin_of, problems)  # reports the bad value
+    for layer in layers:
+        raw = layer.data.get("mcp_servers")
+        if raw is None:
+            continue
+        ours = layer.origin == project_file
+
+        def origin_of(key: tuple[str, ...], origin: str = layer.origin) -> str:
+            return origin
+
+        scope, folder = ("project", cwd) if ours else ("user", home)
+        parsed = parse_servers(raw, origin_of, problems, scope=scope, default_cwd=str(folder))
+        (project if ours else user).update(parsed)
     path = cwd / MCP_CONFIG_NAME
     shared = read_mcp_json(path, _trusted(trust_store, path), problems)
     return {**user, **shared, **project}

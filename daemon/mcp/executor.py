@@ -80,7 +80,10 @@ class McpTools:
             )
         if not isinstance(arguments, dict):
             return f"Error: the arguments for '{offered.name}' must be a JSON object."
-        leak = leak_refusal(offered.name, {"arguments": raw}, self._ctx.secrets)
+        # The raw text and the decoded values: JSON escapes (\u0073k-...) hide a value.
+        decoded = json.dumps(arguments, ensure_ascii=False)
+        checked = {"arguments": raw, "decoded arguments": decoded}
+        leak = leak_refusal(offered.name, checked, self._ctx.secrets)
         if leak is not None:
             return leak
         declined = await self._ask(offered, arguments)

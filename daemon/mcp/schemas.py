@@ -24,6 +24,7 @@ SEPARATOR = "__"
 MAX_NAME = 64
 MAX_SCHEMA_CHARS = 16_000
 _REF_DEPTH = 8
+_INLINE_BUDGET = 5_000  # nodes; a sound schema of 16,000 characters has far fewer
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _SELF_KEYS = frozenset({"$schema", "$id", "$defs", "definitions", "$comment"})
 _NAMED = frozenset({"properties", "patternProperties"})
@@ -46,9 +47,12 @@ def provider_schema(schema: Any) -> tuple[dict[str, Any], str | None]:
         return _open_object(), "its input schema was not a JSON object; any arguments are sent"
     defs = {**_mapping(schema.get("definitions")), **_mapping(schema.get("$defs"))}
     try:
-        inlined = _inline(schema, defs, 0)
+        inlined = _inline(schema, defs, 0, [_INLINE_BUDGET])
     except _Unresolvable as exc:
         return _top_level(schema), f"its schema refers to {exc}, which it does not define"
+    except _TooBig:
+        note = "its schema grows too large once its references are followed; only the "
+        return _top_level(schema), note + "top-level arguments are described"
     top = _as_object(inlined)
     if top is None:
         return _open_object(), "its schema is not an object schema; any arguments are sent"
@@ -62,9 +66,19 @@ class _Unresolvable(ValueError):
     """A `$ref` the schema does not define (or one too deep to follow)."""
 
 
-def _inline(node: Any, defs: Mapping[str, Any], depth: int) -> Any:
+class _TooBig(ValueError):
+    """Inlining the references would make more nodes than `_INLINE_BUDGET`."""
+
+
+def _inline(node: Any, defs: Mapping[str, Any], depth: int, budget: list[int]) -> Any:
+    """`node` with its references inlined; `budget` (one counter, shared by the whole
+    walk) bounds the nodes made, since references can multiply: n refs to a
+    definition holding n refs are n**depth copies."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig
     if isinstance(node, list):
-        return [_inline(item, defs, depth) for item in node]
+        return [_inline(item, defs, depth, budget) for item in node]
     if not isinstance(node, Mapping):
         return node
     ref = node.get("$ref")
@@ -73,15 +87,16 @@ def _inline(node: Any, defs: Mapping[str, Any], depth: int) -> Any:
             return {}  # a recursive type: any value from here down
         target = _definition(ref, defs)
         merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        return _inline(merged, defs, depth + 1)
+        return _inline(merged, defs, depth + 1, budget)
     inlined: dict[str, Any] = {}
     for key, value in node.items():
         if key in _SELF_KEYS:
             continue
         if key in _NAMED and isinstance(value, Mapping):  # argument names, not keywords
-            inlined[key] = {name: _inline(sub, defs, depth) for name, sub in value.items()}
+            named = {name: _inline(sub, defs, depth, budget) for name, sub in value.items()}
+            inlined[key] = named
         else:
-            inlined[key] = _inline(value, defs, depth)
+            inlined[key] = _inline(value, defs, depth, budget)
     return inlined
 
 

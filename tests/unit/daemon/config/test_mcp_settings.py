@@ -133,11 +133,6 @@ def test_a_disabled_server_is_left_out_without_a_problem() -> None:
     assert list(servers) == ["on"] and problems == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a non-boolean `disabled` is ignored silently and the server runs; "
-    "parse_server should refuse it like other bad values",
-)
 def test_a_disabled_that_is_not_a_boolean_is_reported() -> None:
     servers, problems = parse({"off": {**TIME, "disabled": "true"}})
     assert servers == {}
@@ -148,15 +143,7 @@ def test_a_disabled_that_is_not_a_boolean_is_reported() -> None:
 
 @pytest.mark.parametrize(
     "key",
-    [
-        "type",
-        pytest.param(
-            "transport",
-            marks=pytest.mark.xfail(
-                strict=True, reason="the problem names `type` though the entry said `transport`"
-            ),
-        ),
-    ],
+    ["type", "transport"],
 )
 def test_the_old_sse_transport_is_refused_with_what_to_give(key: str) -> None:
     servers, problems = parse({"old": {"url": "http://h/sse", key: "sse"}, "time": TIME})

@@ -177,11 +177,6 @@ def test_a_trusted_project_file_adds_servers_with_scope_project(
     assert config.problems == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="layers are deep-merged, so a project entry is merged into the user's entry of "
-    "the same name (keeping the user's args and env) instead of replacing it",
-)
 def test_a_trusted_project_file_replaces_a_user_server_of_the_same_name(
     places: tuple[Path, Path, Path],
 ) -> None:
@@ -192,11 +187,6 @@ def test_a_trusted_project_file_replaces_a_user_server_of_the_same_name(
     assert (spec.args, spec.env) == ((), ())  # nothing of the user's entry
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="deep merge: the user's `command` and the project's `url` make one entry with "
-    "both, which is refused, so the project's server is left out",
-)
 def test_a_trusted_project_http_server_replaces_a_user_stdio_server(
     places: tuple[Path, Path, Path],
 ) -> None:
