@@ -92,7 +92,7 @@ class McpHub:
             self._turns[key] = self._turns.get(key, 0) + 1
         lease = Lease(keys=keys, hub=self)
         self._ensure_reaper()
-        ready = await asyncio.gather(*(link.ready() for link in links))
+        ready = await asyncio.gather(*(_ready_for_turn(link) for link in links))
         for link, up in zip(links, ready, strict=True):
             if not up:
                 lease.notices.append(
@@ -192,6 +192,12 @@ class McpHub:
     def _reap_period(self) -> float:
         shortest = min((link.spec.idle_seconds for link in self._links.values()), default=600)
         return max(0.2, min(REAP_SECONDS, shortest / 4))
+
+
+async def _ready_for_turn(link: ServerLink) -> bool:
+    """Wait for a server starting or just died (a restart is quick); not for one that
+    keeps failing, which would hold up every turn for its whole start limit."""
+    return False if link.ailing() else await link.ready()
 
 
 def _offer(link: ServerLink, tools: Iterable[Any], notices: list[str]) -> list[OfferedTool]:

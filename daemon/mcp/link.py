@@ -68,6 +68,7 @@ class ServerLink:
         self.calls = 0
         self.last_used = time.monotonic()
         self.busy = 0  # calls in flight
+        self.failures = 0  # failed starts in a row (a death after a stable run counts 1)
         self.env: Mapping[str, str] = {}
         self._on_state = on_state
         self._client: Client | None = None
@@ -96,6 +97,15 @@ class ServerLink:
             self._task = asyncio.get_running_loop().create_task(self._run())
         else:
             self._wake.set()
+
+    def ailing(self) -> bool:
+        """Failed more than once in a row: a turn should not wait for it. It is retried
+        in the background (started again if it had given up)."""
+        if self.state != FAILED or self.failures < 2:
+            return False
+        if self._task is None or self._task.done():
+            self.start()
+        return True
 
     async def ready(self, within: float = START_TIMEOUT + 5) -> bool:
         """Start if need be; True once ready, False when this start (or restart) failed."""
@@ -159,7 +169,7 @@ class ServerLink:
         self._on_state(self)
 
     async def _run(self) -> None:
-        failures = 0
+        self.failures = 0
         while not self._stopping:
             began = time.monotonic()
             self._set(STARTING)
@@ -167,7 +177,7 @@ class ServerLink:
             if self._stopping:
                 break
             up = time.monotonic() - began
-            failures = 1 if up >= STABLE_SECONDS else failures + 1
+            failures = self.failures = 1 if up >= STABLE_SECONDS else self.failures + 1
             self._set(FAILED, error)
             log.warning("MCP server %r failed: %s", self.spec.name, error)
             if failures > len(RESTART_PAUSES):

@@ -85,3 +85,27 @@ def test_a_killed_server_comes_back_and_stop_ends_it() -> None:
         assert second is not None and not psutil.pid_exists(second)
 
     asyncio.run(scenario())
+
+
+def test_a_server_that_keeps_failing_is_not_waited_for_by_turns() -> None:
+    from coding_harness.daemon.mcp.hub import McpHub
+
+    async def scenario() -> None:
+        spec = McpServerSpec(name="broken", command="/bin/sh", args=("-c", "exit 3"))
+        hub = McpHub(lambda session, kind, data: None)
+        first = await hub.lease("s1", {"broken": spec}, {})
+        assert first.offered == [] and "broken" in first.notices[0]
+        first.release()
+        [link] = hub._links.values()
+        for _ in range(100):  # its first restart comes after half a second
+            if link.failures >= 2:
+                break
+            await asyncio.sleep(0.05)
+        assert link.ailing()
+        second = await hub.lease("s1", {"broken": spec}, {})
+        assert link.state == FAILED  # the turn did not start it again and wait
+        assert "not available" in second.notices[0]
+        second.release()
+        await hub.stop_all()
+
+    asyncio.run(scenario())
