@@ -1,104 +1,21 @@
-"""The hub without a server process: what `mcp.list` shows, leases and their release,
-one link per server whatever the number of sessions, and the idle reaper's count of turns.
-
-Where a link is needed, `FakeLink` stands in for `link.ServerLink` (the hub loads that
-class at a server's first use); it starts nothing and reports what it was asked.
-"""
+"""The hub without a server process: what `mcp.list` shows, leases and the tools they
+offer, one link per server whatever the number of sessions, restarts and eager starts.
+Where a link is needed, `FakeLink` (fake_link.py) stands in for the real one."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any
 
 import mcp_types as types
 import pytest
 
-from coding_harness.daemon.config.mcp_settings import McpServerSpec
-from coding_harness.daemon.mcp import link as link_module
 from coding_harness.daemon.mcp.hub import Key, Lease, McpHub, user_servers
-from coding_harness.daemon.mcp.states import FAILED, READY, STOPPED, server_entry
+from coding_harness.daemon.mcp.states import FAILED, READY, STOPPED
 from coding_harness.protocol.methods import EventKind
-
-TIME = McpServerSpec(name="time", command="mcp-server-time")
-WEB = McpServerSpec(name="web", url="http://127.0.0.1:9/mcp", scope="project")
-GET_TIME = types.Tool(
-    name="get_current_time",
-    description="the time in a zone",
-    input_schema={"type": "object", "properties": {"timezone": {"type": "string"}}},
-    annotations=types.ToolAnnotations(read_only_hint=True),
-)
-
-
-class FakeLink:
-    """A server link that is ready at once (or fails: `failing` names) and lists
-    `tools_of[name]` (else `GET_TIME`); `made` keeps every one made."""
-
-    made: ClassVar[list[FakeLink]] = []
-    failing: ClassVar[set[str]] = set()
-    tools_of: ClassVar[dict[str, list[types.Tool]]] = {}
-
-    def __init__(self, spec: McpServerSpec, on_state: Callable[[Any], None]) -> None:
-        self.spec = spec
-        self.on_state = on_state
-        self.state: str = STOPPED
-        self.error: str | None = None
-        self.env: Any = {}
-        self.last_used = 0.0
-        self.stops = 0
-        self.starts = 0
-        self.inspected = asyncio.Event()
-        self.stopped = asyncio.Event()
-        FakeLink.made.append(self)
-
-    @property
-    def tools(self) -> list[types.Tool]:
-        return FakeLink.tools_of.get(self.spec.name, [GET_TIME])
-
-    @property
-    def busy(self) -> int:
-        self.inspected.set()  # the reaper looks at every link it holds
-        return 0
-
-    def ailing(self) -> bool:
-        return False
-
-    def start(self) -> None:
-        self.starts += 1
-
-    async def ready(self) -> bool:
-        if self.spec.name in FakeLink.failing:
-            self.state, self.error = FAILED, "cannot start: no such program"
-            return False
-        self.state = READY
-        return True
-
-    async def current_tools(self) -> list[types.Tool]:
-        return self.tools
-
-    async def stop(self) -> None:
-        self.stops += 1
-        self.state = STOPPED
-        self.stopped.set()
-
-    def describe(self) -> dict[str, Any]:
-        return server_entry(self.spec, state=self.state, tools=[t.name for t in self.tools])
-
-
-@pytest.fixture
-def fake_links(monkeypatch: pytest.MonkeyPatch) -> list[FakeLink]:
-    """The hub's links are `FakeLink`s; returns the list of those made."""
-    monkeypatch.setattr(link_module, "ServerLink", FakeLink)
-    monkeypatch.setattr(FakeLink, "made", [])
-    monkeypatch.setattr(FakeLink, "failing", set())
-    monkeypatch.setattr(FakeLink, "tools_of", {})
-    return FakeLink.made
-
-
-def announcements() -> tuple[McpHub, list[tuple[str, str, dict[str, Any]]]]:
-    said: list[tuple[str, str, dict[str, Any]]] = []
-    return McpHub(lambda session, kind, data: said.append((session, kind, data))), said
+from tests.unit.daemon.mcp.fake_link import GET_TIME, TIME, WEB, FakeLink, announcements
 
 
 def test_describe_lists_configured_servers_not_held_as_stopped() -> None:
@@ -270,29 +187,6 @@ def test_restart_stops_and_starts_the_named_server(fake_links: list[FakeLink]) -
     assert [link.stops for link in fake_links] == [2, 1]  # restart, then stop_all
 
 
-def test_the_reaper_stops_a_server_only_once_no_turn_holds_it(
-    fake_links: list[FakeLink],
-) -> None:
-    quick = replace(TIME, idle_seconds=0.01)
-
-    async def scenario() -> None:
-        hub, _ = announcements()
-        first = await hub.lease("s1", {"time": quick}, {})
-        second = await hub.lease("s2", {"time": quick}, {})
-        first.release()
-        first.release()  # must not count as the second turn ending
-        (link,) = fake_links
-        # The reaper's pass over the link ends before this task runs again: the fake's
-        # stop() never waits.
-        await asyncio.wait_for(link.inspected.wait(), 5)
-        assert link.stops == 0 and link.state == READY
-        second.release()
-        await asyncio.wait_for(link.stopped.wait(), 5)
-        await hub.stop_all()
-
-    asyncio.run(scenario())
-
-
 def test_only_eager_servers_start_with_the_daemon(fake_links: list[FakeLink]) -> None:
     eager = replace(WEB, name="eager", start="eager")
 
@@ -303,3 +197,24 @@ def test_only_eager_servers_start_with_the_daemon(fake_links: list[FakeLink]) ->
 
     asyncio.run(scenario())
     assert [(link.spec.name, link.starts) for link in fake_links] == [("eager", 1)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="two tool names that differ only in characters providers refuse ('a.b', 'a_b') "
+    "get one model name; the turn keeps the last and the other vanishes without a notice",
+)
+def test_tools_whose_names_meet_once_made_safe_are_noted(fake_links: list[FakeLink]) -> None:
+    dotted = types.Tool(name="get.time", input_schema={"type": "object"})
+    FakeLink.tools_of = {"time": [dotted, GET_TIME.model_copy(update={"name": "get_time"})]}
+
+    async def scenario() -> Lease:
+        hub, _ = announcements()
+        lease = await hub.lease("s1", {"time": TIME}, {})
+        await hub.stop_all()
+        return lease
+
+    lease = asyncio.run(scenario())
+    names = [tool.name for tool in lease.offered]
+    assert len(names) == len(set(names)), names
+    assert any("get.time" in notice or "get_time" in notice for notice in lease.notices)
