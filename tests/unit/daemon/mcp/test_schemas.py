@@ -241,3 +241,20 @@ def test_a_schema_whose_refs_multiply_is_cut_without_walking_every_copy() -> Non
     CountedSchema.reads = 0
     out, note = provider_schema(counted(schema))
     assert note is not None and len(json.dumps(out)) <= MAX_SCHEMA_CHARS
+
+
+def test_a_top_level_ref_is_inlined() -> None:
+    args = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    schema = {"$ref": "#/definitions/Args", "definitions": {"Args": args}}
+    assert provider_schema(schema) == (args, None)
+
+
+def test_refs_under_other_keywords_are_inlined() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"Count": {"type": "integer", "minimum": 0}},
+        "properties": {"m": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Count"}}},
+    }
+    out, note = provider_schema(schema)
+    assert note is None
+    assert out["properties"]["m"]["additionalProperties"] == {"type": "integer", "minimum": 0}
