@@ -227,3 +227,30 @@ def test_the_cache_sees_an_edited_mcp_json(places: tuple[Path, Path, Path]) -> N
     assert any("harness trust" in problem for problem in cache.unreported(edited))
     trusted(store, path)
     assert sorted(cache.get(cwd).mcp_servers) == ["git", "time", "web"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="mcp_sources reads .mcp.json twice, once to check its trust and once to parse "
+    "it, so a file swapped in between is run though it was never trusted",
+)
+def test_the_mcp_json_parsed_is_the_one_trusted(
+    places: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, cwd, store = places
+    path = write(cwd / MCP_CONFIG_NAME, {"mcpServers": {"web": WEB}})
+    trusted(store, path)
+    swapped = json.dumps({"mcpServers": {"evil": {"command": "/tmp/evil"}}}).encode()
+    reads: list[Path] = []
+    read_bytes = Path.read_bytes
+
+    def racing_read(self: Path) -> bytes:
+        """The file as it was at its first read, then as a checkout has just made it."""
+        if self != path:
+            return read_bytes(self)
+        reads.append(self)
+        return read_bytes(self) if len(reads) == 1 else swapped
+
+    monkeypatch.setattr(Path, "read_bytes", racing_read)
+    servers = load_config(home, cwd, trust_store=store).mcp_servers
+    assert "evil" not in servers

@@ -44,6 +44,7 @@ class FakeLink:
         self.last_used = 0.0
         self.stops = 0
         self.starts = 0
+        self.calls: list[tuple[str, dict[str, Any]]] = []
         self.hang = asyncio.Event() if spec.name in FakeLink.hanging else None
         self.inspected = asyncio.Event()
         self.stopped = asyncio.Event()
@@ -80,6 +81,10 @@ class FakeLink:
 
     async def current_tools(self) -> list[types.Tool]:
         return self.tools
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        self.calls.append((tool, arguments))
+        return types.CallToolResult(content=[types.TextContent(type="text", text="called")])
 
     async def stop(self) -> None:
         self.stops += 1

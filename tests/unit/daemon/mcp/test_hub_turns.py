@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from coding_harness.daemon.agent.seams import JSONObject, ToolCall
+from coding_harness.daemon.mcp.executor import McpTools
 from coding_harness.daemon.mcp.hub import Lease
 from coding_harness.daemon.mcp.states import READY
+from tests.support.tool_context import ScriptedApprover, make_ctx
 from tests.unit.daemon.mcp.fake_link import TIME, WEB, FakeLink, announcements
 
 
@@ -82,3 +86,42 @@ def test_a_turn_cancelled_while_its_servers_start_does_not_keep_them(
         assert stops == 1, "the idle reaper left a server no turn holds"
 
     asyncio.run(scenario())
+
+
+class NoTools:
+    """A turn's own executor with no tools."""
+
+    def schemas(self) -> list[JSONObject]:
+        return []
+
+    async def execute(self, call: ToolCall) -> str:
+        return f"Error: there is no tool named '{call.name}'."
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tools take their approval policy from the shared link's spec, which the last "
+    "lease set: another folder's entry for the same server (same identity, approve never) "
+    "turns off the asking this session's config wants",
+)
+def test_a_sessions_calls_ask_as_its_own_config_says(
+    fake_links: list[FakeLink], tmp_path: Path
+) -> None:
+    asks = replace(WEB, approve="always", scope="user")
+    never = replace(WEB, approve="never", scope="project")  # another folder's .mcp.json
+    approver = ScriptedApprover(("no", ""))
+    ctx, _ = make_ctx(tmp_path, approver)
+
+    async def scenario() -> str:
+        hub, _ = announcements()
+        mine = await hub.lease("s1", {"web": asks}, {})
+        await hub.lease("s2", {"web": never}, {})
+        tools = McpTools(NoTools(), mine.offered, ctx)
+        call = ToolCall(id="c1", name="mcp__web__get_current_time", arguments="{}")
+        result = await tools.execute(call)
+        await hub.stop_all()
+        return result
+
+    result = asyncio.run(scenario())
+    assert len(approver.requests) == 1 and "declined" in result
+    assert fake_links[0].calls == []
