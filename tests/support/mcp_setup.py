@@ -118,7 +118,11 @@ def daemon_with_servers(sandbox: Sandbox) -> Iterator[subprocess.Popen[bytes]]:
         with contextlib.suppress(psutil.NoSuchProcess):
             started.update(psutil.Process(process.pid).children(recursive=True))
         process.send_signal(signal.SIGTERM)
-        process.wait(timeout=15)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
         for child in started:
             with contextlib.suppress(psutil.NoSuchProcess):
                 child.kill()
