@@ -190,6 +190,8 @@ class ServerLink:
     async def _attempt(self) -> str:
         """Run the server once; returns why it ended (empty when asked to stop)."""
         marker = new_marker(self.spec.name)
+        keeper = command_keeper()
+        keeper.expect(marker)
         with tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace") as stderr:
             try:
                 async with asyncio.timeout(START_TIMEOUT + 5) as started:
@@ -206,6 +208,7 @@ class ServerLink:
                 tail = stderr_tail(stderr)
                 return _one_line(exc) + (f"; the server said: {tail}" if tail else "")
             finally:
+                keeper.unexpect(marker)
                 self._client, self.pid = None, None
 
     async def _serve(self, client: Client, marker: str, stderr: TextIO) -> str:
@@ -213,6 +216,7 @@ class ServerLink:
             self.pid = await asyncio.to_thread(find_pid, marker)
             if self.pid is not None:
                 command_keeper().own(self.pid)  # the SDK waits for it, not the keeper
+            command_keeper().unexpect(marker)
         await self._fetch_tools(client)
         self._client, self.started_at = client, time.time()
         self._set(READY)

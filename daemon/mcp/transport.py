@@ -6,7 +6,8 @@ list of inherited variables plus the entry's `env`, never the daemon's keys.
 Its standard error goes to a file of its own, which `stderr_tail` reads when
 the server fails. Each start carries a marker variable, by which `find_pid`
 picks the server out of the daemon's children (the SDK does not hand the
-process out). An HTTP server gets the entry's headers and, with
+process out), and the daemon's process keeper spares it until then
+(`CommandKeeper.expect`). An HTTP server gets the entry's headers and, with
 `bearer_token_env`, `Authorization: Bearer <the variable's value>`.
 
 This module imports the SDK; only `link.py` imports it, and only the hub loads
@@ -29,9 +30,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import Implementation
 
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
+from coding_harness.daemon.tools.shell.process_tree import EXPECTED_MARKER
 from coding_harness.protocol.version import __version__
 
-MARKER_VARIABLE = "CODING_HARNESS_MCP_SERVER"
+MARKER_VARIABLE = EXPECTED_MARKER  # the process keeper spares it while it starts
 STDERR_TAIL = 600
 # The longest the handshake, or the tool listing, of a starting server may take.
 START_TIMEOUT = 30.0
@@ -39,7 +41,7 @@ CLIENT_INFO = Implementation(name="coding-harness", version=__version__)
 
 
 def new_marker(name: str) -> str:
-    return f"{name}-{secrets.token_hex(6)}"
+    return f"{name}-{secrets.token_hex(12)}"
 
 
 @asynccontextmanager

@@ -38,16 +38,6 @@ PROGRAMS = ["mcp-server-git", "mcp-server-time"]
 NOW = tool_call("mcp__time__get_current_time", timezone="UTC")
 
 
-KEEPER_KILLS_STARTING_SERVERS = pytest.mark.xfail(
-    strict=False,  # a start that beats the keeper's next scan passes
-    reason="the command keeper (daemon/tools/shell/containment.py) scans every second once "
-    "one MCP server is owned, and kills a direct child in its own session it does not own: "
-    "a server starting while another runs is owned only after its handshake (ServerLink._serve"
-    "), so it is killed mid-start ('ended 1 process(es) left behind by tool commands', then "
-    "'Connection closed')",
-)
-
-
 @pytest.fixture
 def harnessd(sandbox: Sandbox, model: FakeModelServer) -> Iterator[subprocess.Popen[bytes]]:
     with daemon_with_servers(sandbox) as process:
@@ -73,7 +63,6 @@ def mcp_states(events: list[dict[str, Any]], name: str) -> list[str]:
     ]
 
 
-@KEEPER_KILLS_STARTING_SERVERS
 def test_a_killed_server_is_restarted_and_the_next_call_works(
     sandbox: Sandbox, model: FakeModelServer, harnessd: subprocess.Popen[bytes]
 ) -> None:
@@ -105,7 +94,6 @@ def test_a_killed_server_is_restarted_and_the_next_call_works(
     assert psutil.pid_exists(again["pid"])
 
 
-@KEEPER_KILLS_STARTING_SERVERS
 def test_a_server_started_while_another_runs_survives_its_start(
     sandbox: Sandbox, model: FakeModelServer, harnessd: subprocess.Popen[bytes]
 ) -> None:

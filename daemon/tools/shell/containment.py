@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from coding_harness.daemon.tools.shell import prctl, process_tree
 from coding_harness.daemon.tools.shell.leftovers import Entry, LeftoverRecord
-from coding_harness.daemon.tools.shell.process_tree import MARKER, ProcInfo
+from coding_harness.daemon.tools.shell.process_tree import EXPECTED_MARKER, MARKER, ProcInfo
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +79,7 @@ class CommandKeeper:
         self._adopted: dict[Key, str | None] = {}  # seen alive at the last scan, with token
         self._seen: dict[Key, float] = {}  # adoptees at the last scan: when first seen
         self._linger = 0
+        self._expected: set[str] = set()  # markers of children starting (see `expect`)
 
     # -- set-up ------------------------------------------------------------
     def enable(self) -> None:
@@ -108,6 +109,17 @@ class CommandKeeper:
         command.pid = pid
         command.start = None if info is None else info.start
         self._save()
+
+    def expect(self, marker: str) -> None:
+        """A child is about to start outside `run_process` (an MCP server, spawned by
+        the SDK) with `EXPECTED_MARKER=<marker>` in its environment: it is spared until
+        `own` takes it by pid and `unexpect` ends the wait. `marker` is a fresh secret
+        each time, expected only for that short while: a tool command that copied it
+        into a stray of its own afterwards gains nothing."""
+        self._expected.add(marker)
+
+    def unexpect(self, marker: str) -> None:
+        self._expected.discard(marker)
 
     def own(self, pid: int) -> ProcInfo | None:
         """A direct child someone else waits for: never reaped or killed by the keeper."""
@@ -174,6 +186,8 @@ class CommandKeeper:
                 if now - self._seen.get(child.key, now) >= REAP_AFTER_SECONDS:
                     _reap(child.pid)
                 continue
+            if self._is_expected(child.pid):
+                continue
             token = self._adopted.get(child.key) or process_tree.command_token(child.pid)
             if self._spared(token):
                 adopted[child.key] = token
@@ -183,6 +197,11 @@ class CommandKeeper:
         self._adopted = adopted
         self._kill(table, doomed)
         self._save()
+
+    def _is_expected(self, pid: int) -> bool:
+        if not self._expected:
+            return False
+        return process_tree.command_token(pid, EXPECTED_MARKER) in self._expected
 
     def _spared(self, token: str | None) -> bool:
         if token is None:

@@ -25,7 +25,9 @@ from pathlib import Path
 import psutil
 
 MARKER = "CODING_HARNESS_COMMAND"
-_MARKER_BYTES = MARKER.encode() + b"="
+# What a child the daemon starts outside `run_process` (an MCP server) carries, with
+# a value the keeper was told to expect (`CommandKeeper.expect`).
+EXPECTED_MARKER = "CODING_HARNESS_EXPECTED"
 _LINUX = sys.platform.startswith("linux")
 _PROC = Path("/proc")
 # Deeper than any real process tree; a walk that gets here gives up.
@@ -161,20 +163,22 @@ def _walk(pid: int, ancestor: int) -> bool | None:
     return None
 
 
-def command_token(pid: int) -> str | None:
-    """The process's `MARKER` value; None when it has none or its environ is closed."""
+def command_token(pid: int, name: str = MARKER) -> str | None:
+    """The process's `MARKER` (or `name`) value; None when it has none or its environ
+    is closed."""
     if not _LINUX:
         try:
-            return psutil.Process(pid).environ().get(MARKER)
+            return psutil.Process(pid).environ().get(name)
         except psutil.Error:
             return None
     try:
         raw = (_PROC / str(pid) / "environ").read_bytes()
     except OSError:
         return None
+    prefix = name.encode() + b"="
     for item in raw.split(b"\0"):
-        if item.startswith(_MARKER_BYTES):
-            return item[len(_MARKER_BYTES) :].decode(errors="replace")
+        if item.startswith(prefix):
+            return item[len(prefix) :].decode(errors="replace")
     return None
 
 

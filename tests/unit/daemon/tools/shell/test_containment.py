@@ -19,7 +19,11 @@ import pytest
 from coding_harness.daemon.tools.shell import process_tree
 from coding_harness.daemon.tools.shell.containment import CommandKeeper
 from coding_harness.daemon.tools.shell.leftovers import Entry, LeftoverRecord
-from coding_harness.daemon.tools.shell.process_tree import MARKER, descends_from
+from coding_harness.daemon.tools.shell.process_tree import (
+    EXPECTED_MARKER,
+    MARKER,
+    descends_from,
+)
 from tests.support.tool_context import process_gone
 from tests.support.waiting import wait_for
 
@@ -164,6 +168,31 @@ def test_adoptees_live_only_while_their_command_runs(
     assert not process_gone(ours, within=0)
     keeper.end(running)
     assert process_gone(ours)
+
+
+def test_a_child_starting_with_an_expected_marker_is_spared_until_owned(
+    spawned: list[subprocess.Popen[bytes]],
+) -> None:
+    """An MCP server is owned only once its pid is known; meanwhile it carries a fresh
+    marker the keeper was told to expect. A stray copying the marker later is killed."""
+    keeper = adopting_keeper()
+    keeper.expect("server-1")
+    env = {"PATH": os.environ["PATH"], EXPECTED_MARKER: "server-1"}
+    process = subprocess.Popen(
+        ["sh", "-c", "echo $$; exec sleep 1000"],
+        stdout=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    spawned.append(process)
+    keeper.scan()
+    assert not process_gone(process.pid, within=0)
+    keeper.own(process.pid)
+    keeper.unexpect("server-1")
+    _, copycat = start(spawned, f"export {EXPECTED_MARKER}=server-1; echo $$; exec sleep 1000")
+    keeper.scan()
+    assert process_gone(copycat)
+    assert not process_gone(process.pid, within=0)
 
 
 def reaped(keeper: CommandKeeper, pid: int) -> bool:
