@@ -19,6 +19,7 @@ when unset). A bad entry is reported, naming its file and key, and left out.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -203,7 +204,8 @@ def _policy(entry: Mapping[str, Any], origin_of: OriginOf, path: tuple[str, ...]
         value = entry.get(name)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value <= 0:
             raise bad(origin_of, (*path, name), "must be a number of seconds above 0")
         fields[name] = float(value)
     return fields

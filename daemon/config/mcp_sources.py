@@ -47,21 +47,16 @@ def configured_servers(
         parsed = parse_servers(raw, origin_of, problems, scope=scope, default_cwd=str(folder))
         (project if ours else user).update(parsed)
     path = cwd / MCP_CONFIG_NAME
-    shared = read_mcp_json(path, _trusted(trust_store, path), problems)
+    shared = read_mcp_json(path, trust_store, problems)
     return {**user, **shared, **project}
 
 
-def _trusted(store: Path | None, path: Path) -> bool:
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return False
-    return store is not None and trust.is_trusted(store, path, raw)
-
-
-def read_mcp_json(path: Path, trusted: bool, problems: list[str]) -> dict[str, McpServerSpec]:
+def read_mcp_json(
+    path: Path, trust_store: Path | None, problems: list[str]
+) -> dict[str, McpServerSpec]:
     """The servers of a project's `.mcp.json`; none (and a problem naming `harness trust`)
-    while the file is not trusted as it is now."""
+    while the file is not trusted as it is now. The bytes whose trust is checked are the
+    bytes parsed: the file is read once."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -69,7 +64,7 @@ def read_mcp_json(path: Path, trusted: bool, problems: list[str]) -> dict[str, M
     except OSError as exc:
         problems.append(f"{path}: cannot read ({exc.strerror}); it was ignored")
         return {}
-    if not trusted:
+    if trust_store is None or not trust.is_trusted(trust_store, path, raw):
         problems.append(
             f"{path}: its MCP servers are programs this repository would run on your "
             f"machine; none starts until you review the file and run `harness trust` in "

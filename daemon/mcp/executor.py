@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from coding_harness.daemon.agent.seams import ApprovalRequest, JSONObject, ToolCall, ToolExecutor
+from coding_harness.daemon.config.mcp_settings import McpServerSpec
 from coding_harness.daemon.mcp.states import CallFailed
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.secret_guard import leak_refusal
@@ -38,6 +39,7 @@ class OfferedTool:
     description: str
     schema: dict[str, Any]
     link: ServerLink
+    spec: McpServerSpec  # the entry of this turn's config: its approvals and time limit
     read_only: bool
 
     def function(self) -> JSONObject:
@@ -92,20 +94,20 @@ class McpTools:
         from coding_harness.daemon.mcp.results import result_text  # the SDK's types
 
         try:
-            result = await offered.link.call(offered.tool, arguments)
+            result = await offered.link.call(offered.tool, arguments, offered.spec.call_timeout)
         except CallFailed as exc:
-            server = offered.link.spec.name
+            server = offered.spec.name
             return f"Error: the MCP tool '{offered.name}' (server '{server}') failed: {exc}."
         return result_text(offered.name, result)
 
     async def _ask(self, offered: OfferedTool, arguments: dict[str, Any]) -> str | None:
         """None when the call may go ahead, else the tool result saying why not."""
-        if self._ctx.auto_approve or not offered.link.spec.needs_approval(offered.tool):
+        if self._ctx.auto_approve or not offered.spec.needs_approval(offered.tool):
             return None
         shown = json.dumps(arguments, ensure_ascii=False)
         if len(shown) > _SHOWN_ARGUMENTS:
             shown = shown[: _SHOWN_ARGUMENTS - 3] + "..."
-        server = offered.link.spec.name
+        server = offered.spec.name
         summary = f"call the MCP tool `{offered.name}` (server '{server}') with {shown}"
         request = ApprovalRequest(kind="command", path="", diff="", summary=summary)
         decision = await self._ctx.approver.ask(request)

@@ -92,18 +92,22 @@ class McpHub:
             self._turns[key] = self._turns.get(key, 0) + 1
         lease = Lease(keys=keys, hub=self)
         self._ensure_reaper()
-        ready = await asyncio.gather(*(_ready_for_turn(link) for link in links))
-        for link, up in zip(links, ready, strict=True):
-            if not up:
-                lease.notices.append(
-                    f"the MCP server '{link.spec.name}' is not available "
-                    f"({link.error or link.state}); its tools are left out"
-                )
-                continue
-            notes: list[str] = []
-            lease.offered.extend(_offer(link, await link.current_tools(), notes))
-            lease.notices.extend(note for note in notes if note not in self._said)
-            self._said.update(notes)
+        try:
+            ready = await asyncio.gather(*(_ready_for_turn(link) for link in links))
+            for link, spec, up in zip(links, servers.values(), ready, strict=True):
+                if not up:
+                    lease.notices.append(
+                        f"the MCP server '{spec.name}' is not available "
+                        f"({link.error or link.state}); its tools are left out"
+                    )
+                    continue
+                notes: list[str] = []
+                lease.offered.extend(_offer(link, spec, await link.current_tools(), notes))
+                lease.notices.extend(note for note in notes if note not in self._said)
+                self._said.update(notes)
+        except BaseException:  # a turn cancelled while its servers start holds none
+            lease.release()
+            raise
         return lease
 
     def release(self, keys: Iterable[Key]) -> None:
@@ -152,7 +156,7 @@ class McpHub:
             link = self._links.get(spec.identity())
             if link is None or link.state != READY:
                 continue
-            offered = _offer(link, link.tools, [])
+            offered = _offer(link, spec, link.tools, [])
             chars = sum(len(json.dumps(tool.function())) for tool in offered)
             sizes.append({"name": spec.name, "tools": len(offered), "chars": chars})
         return sizes
@@ -200,14 +204,26 @@ async def _ready_for_turn(link: ServerLink) -> bool:
     return False if link.ailing() else await link.ready()
 
 
-def _offer(link: ServerLink, tools: Iterable[Any], notices: list[str]) -> list[OfferedTool]:
+def _offer(
+    link: ServerLink, spec: McpServerSpec, tools: Iterable[Any], notices: list[str]
+) -> list[OfferedTool]:
+    """The tools of `link` as a turn whose config has `spec` offers them (its
+    approvals, not another folder's entry for the same server)."""
     offered: list[OfferedTool] = []
-    server = link.spec.name
+    server = spec.name
+    taken: dict[str, str] = {}
     for tool in tools:
         name = model_name(server, tool.name)
         if name is None:
             notices.append(f"the MCP tool '{tool.name}' of '{server}' has a name too long to offer")
             continue
+        if name in taken:
+            notices.append(
+                f"the MCP tools '{taken[name]}' and '{tool.name}' of '{server}' both become "
+                f"'{name}'; only the first is offered"
+            )
+            continue
+        taken[name] = tool.name
         schema, note = provider_schema(tool.input_schema)
         if note:
             notices.append(f"the MCP tool '{name}': {note}")
@@ -219,6 +235,7 @@ def _offer(link: ServerLink, tools: Iterable[Any], notices: list[str]) -> list[O
                 description=(tool.description or tool.title or tool.name)[:2000],
                 schema=schema,
                 link=link,
+                spec=spec,
                 read_only=bool(annotations is not None and annotations.read_only_hint),
             )
         )

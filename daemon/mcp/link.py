@@ -125,13 +125,16 @@ class ServerLink:
                 return False
         return True
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        """The server's result for one call; `CallFailed` when there is none."""
+    async def call(
+        self, tool: str, arguments: dict[str, Any], limit: float | None = None
+    ) -> types.CallToolResult:
+        """The server's result for one call, within `limit` seconds (default: the
+        entry's `call_timeout`); `CallFailed` when there is none."""
         if not await self.ready():
             raise CallFailed(f"the server is not running ({self.error or self.state})")
         client = self._client
         assert client is not None
-        timeout = self.spec.call_timeout
+        timeout = limit or self.spec.call_timeout
         self.busy += 1
         try:
             return await asyncio.wait_for(

@@ -192,9 +192,6 @@ BAD: list[Any] = [
         {**TIME, "call_timeout": float("nan")},
         ".call_timeout",
         "must be a number of seconds above 0",
-        marks=pytest.mark.xfail(
-            strict=True, reason="NaN (which Python's json reads) passes `value <= 0`"
-        ),
     ),
     ({**TIME, "timeout": 5}, ".timeout", "is not a setting of an MCP server"),
 ]

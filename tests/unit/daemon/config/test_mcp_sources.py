@@ -229,11 +229,6 @@ def test_the_cache_sees_an_edited_mcp_json(places: tuple[Path, Path, Path]) -> N
     assert sorted(cache.get(cwd).mcp_servers) == ["git", "time", "web"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="mcp_sources reads .mcp.json twice, once to check its trust and once to parse "
-    "it, so a file swapped in between is run though it was never trusted",
-)
 def test_the_mcp_json_parsed_is_the_one_trusted(
     places: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -82,7 +82,9 @@ class FakeLink:
     async def current_tools(self) -> list[types.Tool]:
         return self.tools
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(
+        self, tool: str, arguments: dict[str, Any], limit: float | None = None
+    ) -> types.CallToolResult:
         self.calls.append((tool, arguments))
         return types.CallToolResult(content=[types.TextContent(type="text", text="called")])
 

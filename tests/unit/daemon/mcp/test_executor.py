@@ -38,7 +38,9 @@ class StubLink:
     failure: CallFailed | None = None
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(
+        self, tool: str, arguments: dict[str, Any], limit: float | None = None
+    ) -> types.CallToolResult:
         self.calls.append((tool, arguments))
         if self.failure is not None:
             raise self.failure
@@ -68,6 +70,7 @@ def offer(link: StubLink, tool: str, *, read_only: bool = False) -> OfferedTool:
         description=f"the {tool} tool",
         schema={"type": "object", "properties": {"q": {"type": "string"}}},
         link=cast("ServerLink", link),
+        spec=link.spec,
         read_only=read_only,
     )
 

@@ -199,11 +199,6 @@ def test_only_eager_servers_start_with_the_daemon(fake_links: list[FakeLink]) ->
     assert [(link.spec.name, link.starts) for link in fake_links] == [("eager", 1)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two tool names that differ only in characters providers refuse ('a.b', 'a_b') "
-    "get one model name; the turn keeps the last and the other vanishes without a notice",
-)
 def test_tools_whose_names_meet_once_made_safe_are_noted(fake_links: list[FakeLink]) -> None:
     dotted = types.Tool(name="get.time", input_schema={"type": "object"})
     FakeLink.tools_of = {"time": [dotted, GET_TIME.model_copy(update={"name": "get_time"})]}

@@ -60,12 +60,6 @@ def test_a_turn_does_not_wait_for_a_server_that_keeps_failing(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a turn cancelled while lease() waits for its servers to start (a cold start "
-    "takes seconds) keeps them counted as in use: lease() counts the turn before it waits "
-    "and returns no Lease to release, so the reaper never stops those servers",
-)
 def test_a_turn_cancelled_while_its_servers_start_does_not_keep_them(
     fake_links: list[FakeLink],
 ) -> None:
@@ -98,12 +92,6 @@ class NoTools:
         return f"Error: there is no tool named '{call.name}'."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tools take their approval policy from the shared link's spec, which the last "
-    "lease set: another folder's entry for the same server (same identity, approve never) "
-    "turns off the asking this session's config wants",
-)
 def test_a_sessions_calls_ask_as_its_own_config_says(
     fake_links: list[FakeLink], tmp_path: Path
 ) -> None:
