@@ -114,6 +114,8 @@ class SlashCompleter(Completer):
             return list(MEMORY_VERBS)
         if command == "/mode":
             return list(PERMISSION_MODES)
+        if command == "/mcp":
+            return ["list", "restart"]
         if self.values is None:
             return []
         if command == "/provider":

@@ -63,6 +63,7 @@ def test_arguments_complete_per_command() -> None:
     assert completions(completer, "/search d") == ["duckduckgo"]
     assert completions(completer, "/search ") == ["brave", "exa", "duckduckgo", "off"]
     assert completions(completer, "/history x") == []
+    assert completions(completer, "/mcp r") == ["restart"]
 
 
 def test_save_and_load_complete_paths(tmp_path: Path) -> None:
