@@ -155,11 +155,13 @@ class Daemon:
             self._state_lock.release()
             log.info("stopped")
 
-    def _announce_on(self, session_id: str, kind: str, data: dict[str, Any]) -> None:
-        """Publish an event on a session, if it is still open."""
+    def _announce_on(self, session_id: str, kind: str, data: dict[str, Any]) -> bool:
+        """Publish an event on a session, if it is still open (False when it is not)."""
         session = self.sessions.get(session_id)
-        if session is not None:
-            session.emit(kind, data)
+        if session is None:
+            return False
+        session.emit(kind, data)
+        return True
 
     def _harden(self) -> None:
         """Before anything is served: close this process to its user's other processes,

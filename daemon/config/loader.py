@@ -212,8 +212,14 @@ def load_config(home: Path, cwd: Path, *, trust_store: Path | None = None) -> Co
         }
         builtin = True
     problems.extend(_flag_problems(merged, origin_of))
+    keys = {p.api_key_env for p in providers.values() if p.api_key_env}
     servers = configured_servers(
-        layers, home=home, cwd=cwd, trust_store=trust_store, problems=problems
+        layers,
+        home=home,
+        cwd=cwd,
+        trust_store=trust_store,
+        problems=problems,
+        guarded=frozenset(keys | set(DISCOVERY_KEY_VARIABLES) | set(SEARCH_KEY_VARIABLES)),
     )
     return Config(
         providers=providers,

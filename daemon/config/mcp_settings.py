@@ -98,8 +98,12 @@ def parse_servers(
     key: tuple[str, ...] = ("mcp_servers",),
     scope: str = "user",
     default_cwd: str | None = None,
+    guarded: frozenset[str] = frozenset(),
 ) -> dict[str, McpServerSpec]:
-    """The servers of one `mcp_servers` (or `mcpServers`) object; bad entries reported."""
+    """The servers of one `mcp_servers` (or `mcpServers`) object; bad entries reported.
+    Outside the user's own file (`scope` other than "user"), `${VAR}` may not name a
+    variable of `guarded` (the keys the harness keeps: a project's server must not be
+    handed the user's model key)."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
@@ -108,7 +112,9 @@ def parse_servers(
     servers: dict[str, McpServerSpec] = {}
     for name, entry in raw.items():
         try:
-            spec = parse_server(str(name), entry, origin_of, key, scope, default_cwd)
+            spec = parse_server(
+                str(name), entry, origin_of, key, scope, default_cwd, problems, guarded
+            )
         except ConfigError as exc:
             problems.append(f"{exc}; this MCP server was left out")
             continue
@@ -124,16 +130,19 @@ def parse_server(
     key: tuple[str, ...],
     scope: str,
     default_cwd: str | None,
+    problems: list[str],
+    guarded: frozenset[str] = frozenset(),
 ) -> McpServerSpec | None:
-    """One entry; None when it says `"disabled": true`."""
+    """One entry; None when it says `"disabled": true`. A key it does not know (other
+    agents' files carry `autoApprove`, `timeout`, ...) is reported and ignored."""
     path = (*key, name)
     if not SERVER_NAME.fullmatch(name):
         raise bad(origin_of, path, "is not a usable name (letters, digits, _ and -, 1-32)")
     if not isinstance(entry, Mapping):
         raise bad(origin_of, path, "must be an object")
-    unknown = sorted(str(k) for k in entry if k not in _KEYS)
-    if unknown:
-        raise bad(origin_of, (*path, unknown[0]), "is not a setting of an MCP server")
+    for unknown in sorted(str(k) for k in entry if k not in _KEYS):
+        error = bad(origin_of, (*path, unknown), "is not a setting of an MCP server")
+        problems.append(f"{error}; it was ignored")
     disabled = entry.get("disabled", False)
     if not isinstance(disabled, bool):
         raise bad(origin_of, (*path, "disabled"), "must be true or false")
@@ -152,7 +161,31 @@ def parse_server(
     else:
         fields.update(_http(url, entry, origin_of, path))
     fields.update(_policy(entry, origin_of, path))
+    _expand_fields(fields, guarded if scope != "user" else frozenset(), origin_of, path)
+    if url is not None and not re.match(r"https?://[^/\s]+", fields["url"]):
+        raise bad(origin_of, (*path, "url"), "must be an http:// or https:// address")
     return McpServerSpec(**fields)
+
+
+def _expand_fields(
+    fields: dict[str, Any], guarded: frozenset[str], origin_of: OriginOf, path: tuple[str, ...]
+) -> None:
+    """`${VAR}` in args, env, url and headers replaced by the daemon's variables."""
+
+    def expand(key: str, text: str) -> str:
+        for match in _VARIABLE.finditer(text):
+            if match.group(1) in guarded:
+                rule = f"reads ${{{match.group(1)}}}, a key the harness keeps from tools"
+                raise bad(origin_of, (*path, key), rule)
+        return _VARIABLE.sub(lambda m: os.environ.get(m.group(1), ""), text)
+
+    if "args" in fields:
+        fields["args"] = tuple(expand("args", arg) for arg in fields["args"])
+    for key in ("env", "headers"):
+        if key in fields:
+            fields[key] = tuple((name, expand(key, value)) for name, value in fields[key])
+    if fields.get("url") is not None:
+        fields["url"] = expand("url", fields["url"])
 
 
 def _stdio(
@@ -165,7 +198,7 @@ def _stdio(
         raise bad(origin_of, (*path, "cwd"), "must be an absolute folder")
     return {
         "command": str(Path(command).expanduser()) if command.startswith("~") else command,
-        "args": tuple(_expand(a) for a in _strings(entry.get("args"), origin_of, path, "args")),
+        "args": tuple(_strings(entry.get("args"), origin_of, path, "args")),
         "env": _pairs(entry.get("env"), origin_of, path, "env"),
         "cwd": str(Path(cwd).expanduser()) if cwd is not None else None,
     }
@@ -174,13 +207,13 @@ def _stdio(
 def _http(
     url: Any, entry: Mapping[str, Any], origin_of: OriginOf, path: tuple[str, ...]
 ) -> dict[str, Any]:
-    if not isinstance(url, str) or not re.match(r"https?://[^/\s]+", _expand(url)):
+    if not isinstance(url, str):
         raise bad(origin_of, (*path, "url"), "must be an http:// or https:// address")
     token_env = entry.get("bearer_token_env")
     if token_env is not None and not (isinstance(token_env, str) and token_env):
         raise bad(origin_of, (*path, "bearer_token_env"), "must name an environment variable")
     return {
-        "url": _expand(url),
+        "url": url,
         "headers": _pairs(entry.get("headers"), origin_of, path, "headers"),
         "bearer_token_env": token_env,
     }
@@ -226,9 +259,4 @@ def _pairs(
         return ()
     if not isinstance(raw, Mapping) or not all(isinstance(v, str) for v in raw.values()):
         raise bad(origin_of, (*path, key), "must be an object of strings")
-    return tuple(sorted((str(k), _expand(v)) for k, v in raw.items()))
-
-
-def _expand(text: str) -> str:
-    """`text` with each `${VAR}` replaced by the daemon's environment variable."""
-    return _VARIABLE.sub(lambda match: os.environ.get(match.group(1), ""), text)
+    return tuple(sorted((str(k), v) for k, v in raw.items()))

@@ -27,8 +27,10 @@ def configured_servers(
     cwd: Path,
     trust_store: Path | None,
     problems: list[str],
+    guarded: frozenset[str] = frozenset(),
 ) -> dict[str, McpServerSpec]:
-    """The servers sessions in `cwd` may use, by name. Each file's entries are read on
+    """The servers sessions in `cwd` may use, by name; a project's may not read the
+    variables of `guarded` through `${VAR}`. Each file's entries are read on
     their own: a server named again in a later file is replaced whole, never merged
     key by key with the earlier entry (a `url` must not meet a `command`)."""
     project_file = str(cwd / PROJECT_CONFIG_NAME)
@@ -44,15 +46,17 @@ def configured_servers(
             return origin
 
         scope, folder = ("project", cwd) if ours else ("user", home)
-        parsed = parse_servers(raw, origin_of, problems, scope=scope, default_cwd=str(folder))
+        parsed = parse_servers(
+            raw, origin_of, problems, scope=scope, default_cwd=str(folder), guarded=guarded
+        )
         (project if ours else user).update(parsed)
     path = cwd / MCP_CONFIG_NAME
-    shared = read_mcp_json(path, trust_store, problems)
+    shared = read_mcp_json(path, trust_store, problems, guarded)
     return {**user, **shared, **project}
 
 
 def read_mcp_json(
-    path: Path, trust_store: Path | None, problems: list[str]
+    path: Path, trust_store: Path | None, problems: list[str], guarded: frozenset[str] = frozenset()
 ) -> dict[str, McpServerSpec]:
     """The servers of a project's `.mcp.json`; none (and a problem naming `harness trust`)
     while the file is not trusted as it is now. The bytes whose trust is checked are the
@@ -90,4 +94,5 @@ def read_mcp_json(
         key=("mcpServers",),
         scope="project",
         default_cwd=str(path.parent),
+        guarded=guarded,
     )

@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Announce = Callable[[str, str, dict[str, Any]], None]
-"""`(session id, event kind, data)`: publish an event on a session, if it is still there."""
+Announce = Callable[[str, str, dict[str, Any]], bool | None]
+"""`(session id, event kind, data)`: publish an event on a session, if it is still
+there; False when it is not (the hub then forgets it)."""
 Key = tuple[Any, ...]
 REAP_SECONDS = 30.0
 
@@ -168,8 +169,10 @@ class McpHub:
 
     def _changed(self, link: ServerLink) -> None:
         data = {"name": link.spec.name, "state": link.state, "error": link.error}
-        for session in sorted(self._users.get(link.spec.identity(), ())):
-            self._announce(session, EventKind.MCP_STATE, data)
+        users = self._users.get(link.spec.identity(), set())
+        for session in sorted(users):
+            if self._announce(session, EventKind.MCP_STATE, data) is False:
+                users.discard(session)  # closed: no need to remember it
 
     def _ensure_reaper(self) -> None:
         """Run the reaper, at the pace the shortest `idle_seconds` now held needs."""

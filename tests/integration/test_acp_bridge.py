@@ -392,6 +392,4 @@ def test_close_detaches_and_closes_only_a_session_nobody_else_is_on(
     (shared, alone), listed = run(scenario())
     assert shared in listed  # a terminal is still on it
     assert alone not in listed  # closed in the daemon too
-    assert "MCP servers of this session: docs" in editor.text(
-        "agent_thought_chunk", session=shared
-    )
+    assert "MCP servers of this session: docs" in editor.text("agent_thought_chunk", session=shared)

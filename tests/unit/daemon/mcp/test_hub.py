@@ -159,6 +159,29 @@ def test_a_state_change_goes_to_every_session_that_used_the_server(
     assert said == [("s1", EventKind.MCP_STATE, data), ("s2", EventKind.MCP_STATE, data)]
 
 
+def test_a_closed_session_is_forgotten_at_the_next_state_change(
+    fake_links: list[FakeLink],
+) -> None:
+    told: list[str] = []
+
+    def announce(session: str, kind: str, data: dict[str, Any]) -> bool:
+        told.append(session)
+        return session != "closed"
+
+    async def scenario() -> None:
+        hub = McpHub(announce)
+        for session in ("open", "closed"):
+            (await hub.lease(session, {"time": TIME}, {})).release()
+        (time,) = fake_links
+        for state in (FAILED, READY):
+            time.state = state
+            time.on_state(time)
+        await hub.stop_all()
+
+    asyncio.run(scenario())
+    assert told == ["closed", "open", "open"]
+
+
 def test_describe_shows_a_held_server_once(fake_links: list[FakeLink]) -> None:
     async def scenario() -> list[Any]:
         hub, _ = announcements()
