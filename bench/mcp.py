@@ -81,6 +81,7 @@ class Turn:
     calls: list[float]
     errors: int  # tool results that are errors (a server not there, a call that failed)
     server_start: float = 0.0  # from an `mcp.state` starting to its ready
+    to_starting: float = 0.0  # from the submit to that starting
 
 
 def server_args(repo: Path) -> dict[str, list[str]]:
@@ -170,6 +171,7 @@ def timed_turn(conn: Connection, session: str) -> Turn:
         data = params.get("data") or {}
         if params["kind"] == "mcp.state" and data.get("state") == "starting":
             starting = now
+            turn.to_starting = turn.to_starting or now - submitted
         elif params["kind"] == "mcp.state" and data.get("state") == "ready" and starting:
             turn.server_start = now - starting
         elif params["kind"] == "tool.call":
@@ -224,6 +226,7 @@ def through_daemon(calls: int, sessions: int, page: str) -> dict[str, Any]:
             return {
                 "cold": turns[0],
                 "warm": turns[1 : calls + 1],
+                "sessions": turns[calls + 2 :],  # the first started fetch and git
                 "errors": sum(turn.errors for turn in turns),
                 "states": {server["name"]: server["state"] for server in listed},
                 "shared": footprint(servers_under(daemon.pid)),
@@ -310,7 +313,8 @@ def report(
     shared: Footprint = daemon["shared"]
     print("(a) cold mcp-server-time, through the daemon (after a turn without servers):")
     print(f"    submit to the tool's result {ms(cold.to_result)}")
-    print(f"    in it the server's start (starting to ready) {ms(cold.server_start)}")
+    print(f"    in it, submit to the server's starting {ms(cold.to_starting)}")
+    print(f"    the server's start (starting to ready) {ms(cold.server_start)}")
     print(f"    and the call itself (tool.call to tool.result) {ms(cold.calls[0])}")
     print(f"(b) {len(warm)} warm calls through the daemon, each in a turn of its own:")
     print(f"    call to result: {spread([turn.calls[0] for turn in warm])}")
@@ -322,6 +326,8 @@ def report(
             f"    {label} {used.processes} processes,"
             f" RSS {used.rss / MB:.0f} MB, USS {used.uss / MB:.0f} MB"
         )
+    later = [turn.to_result for turn in daemon["sessions"]]
+    print(f"    a new session's submit to its first result, servers warm: {spread(later)}")
     print(f"    the daemon itself: RSS {daemon['daemon_rss'] / MB:.0f} MB")
     print(f"    one set per session took {started:.1f} s to start, a set at a time")
     if daemon["errors"]:
