@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +43,7 @@ Announce = Callable[[str, str, dict[str, Any]], bool | None]
 there; False when it is not (the hub then forgets it)."""
 Key = tuple[Any, ...]
 REAP_SECONDS = 30.0
+LINK_MODULE = "coding_harness.daemon.mcp.link"
 
 
 @dataclass(kw_only=True, slots=True)
@@ -66,7 +69,15 @@ class McpHub:
         self._turns: dict[Key, int] = {}
         self._reaper: asyncio.Task[None] | None = None
         self._period = REAP_SECONDS
+        self._warming: asyncio.Task[Any] | None = None
         self._said: set[str] = set()  # notes on tools (a schema cut down), given once
+
+    def warm_up(self) -> None:
+        """Load the SDK in a worker thread now (about a second), so that the first
+        server of a session about to use one does not wait for it."""
+        if self._warming is None and LINK_MODULE not in sys.modules:
+            load = asyncio.to_thread(importlib.import_module, LINK_MODULE)
+            self._warming = asyncio.get_running_loop().create_task(load)
 
     def _link(self, spec: McpServerSpec) -> ServerLink:
         key = spec.identity()
@@ -143,7 +154,10 @@ class McpHub:
         return entry
 
     def start_eager(self, servers: Mapping[str, McpServerSpec]) -> None:
-        """Start the servers marked `"start": "eager"` now, without waiting for them."""
+        """Start the servers marked `"start": "eager"` now, without waiting for them;
+        with any server configured, load the SDK meanwhile."""
+        if servers:
+            self.warm_up()
         for spec in servers.values():
             if spec.start == "eager":
                 self._link(spec).start()

@@ -85,6 +85,8 @@ async def session_create(
         first_run = first_run_note(config, found) if session.provider is None else {}
     profile = profile_of(config, session.provider)
     session.options.mode = mode or config.agent.mode
+    if config.mcp_servers:
+        parts.mcp.warm_up()  # the SDK loads while the first request is typed and sent
     _keep(parts, session)
     problems = parts.configs.unreported(config)
     if first_run.get("discovered"):

@@ -5,6 +5,8 @@ Where a link is needed, `FakeLink` (fake_link.py) stands in for the real one."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -236,3 +238,22 @@ def test_tools_whose_names_meet_once_made_safe_are_noted(fake_links: list[FakeLi
     names = [tool.name for tool in lease.offered]
     assert len(names) == len(set(names)), names
     assert any("get.time" in notice or "get_time" in notice for notice in lease.notices)
+
+
+def test_warm_up_loads_the_sdk_in_the_background_once() -> None:
+    """Run in a fresh interpreter: this one may have loaded the SDK already."""
+    probe = (
+        "import asyncio, sys\n"
+        "from coding_harness.daemon.mcp.hub import LINK_MODULE, McpHub\n"
+        "async def main():\n"
+        "    hub = McpHub(lambda *a: None)\n"
+        "    before = LINK_MODULE in sys.modules\n"
+        "    hub.warm_up()\n"
+        "    first = hub._warming\n"
+        "    hub.warm_up()\n"
+        "    await first\n"
+        "    print(before, hub._warming is first, 'mcp' in sys.modules)\n"
+        "asyncio.run(main())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "True"]
