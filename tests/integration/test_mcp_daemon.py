@@ -20,7 +20,13 @@ import pytest
 from coding_harness.protocol import methods as m
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, run_harness, start_daemon, stop_daemon
+from tests.support.processes import (
+    client,
+    run_harness,
+    start_daemon,
+    stop_daemon,
+    wait_for_event,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -101,3 +107,22 @@ def test_an_eager_server_starts_with_the_daemon_and_stops_with_it(
         stop_daemon(sandbox.socket)
         process.wait(timeout=20)
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_context_counts_the_tool_schemas_of_a_running_server(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any
+) -> None:
+    _configure(sandbox, model, time=_time())
+    model.add(Reply(content="hello"))
+    with client(sandbox.socket) as conn:
+        session = conn.request(m.SESSION_CREATE, {"cwd": str(sandbox.workspace)})["session"]
+        before = conn.request(m.SESSION_CONTEXT, {"session": session})
+        assert before["mcp_servers"] == []  # not started: nothing offered yet
+        conn.request(m.SESSION_ATTACH, {"session": session})
+        conn.request(m.SESSION_SUBMIT, {"session": session, "text": "hi"})
+        wait_for_event(conn, "turn.finished", timeout=30)
+        after = conn.request(m.SESSION_CONTEXT, {"session": session})
+    [server] = after["mcp_servers"]
+    assert (server["name"], server["tools"]) == ("time", 2)
+    assert server["tokens"] > 50
+    assert after["system_tokens"] >= before["system_tokens"] + server["tokens"]
