@@ -84,8 +84,12 @@ def test_an_idle_server_is_stopped(sandbox: Sandbox, model: FakeModelServer, dae
         while psutil.pid_exists(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not psutil.pid_exists(pid)
-        listed = conn.request(m.MCP_LIST, {})["servers"]
-        assert [(s["name"], s["state"]) for s in listed] == [("time", "stopped")]
+        while time.monotonic() < deadline:  # the link says so once its shutdown is over
+            listed = conn.request(m.MCP_LIST, {})["servers"]
+            if listed[0]["state"] == "stopped":
+                break
+            time.sleep(0.1)
+        assert [(s["name"], s["state"], s["pid"]) for s in listed] == [("time", "stopped", None)]
 
 
 def test_an_eager_server_starts_with_the_daemon_and_stops_with_it(
@@ -125,4 +129,5 @@ def test_context_counts_the_tool_schemas_of_a_running_server(
     [server] = after["mcp_servers"]
     assert (server["name"], server["tools"]) == ("time", 2)
     assert server["tokens"] > 50
-    assert after["system_tokens"] >= before["system_tokens"] + server["tokens"]
+    # (tokens are rounded per part: the sum may be one short)
+    assert after["system_tokens"] >= before["system_tokens"] + server["tokens"] - 1
