@@ -82,6 +82,7 @@ class EventKind:
     UNDO: Final = "undo"  # {turn, restored, skipped}
     MODE_CHANGED: Final = "mode.changed"  # {mode, client}
     MCP_STATE: Final = "mcp.state"  # {name, state, error}: an MCP server the session uses
+    HOOK: Final = "hook"  # {event, command, exit_code, blocked, output}: a hook ran
 
 
 DECISIONS: Final = ("yes", "no", "skip", "revert")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from coding_harness.daemon.config.hook_settings import HookSettings, parse_hooks
 from coding_harness.daemon.config.layers import (
     BUILTIN_ORIGIN,
     DISCOVERED_ORIGIN,
@@ -76,6 +77,7 @@ class Config:
     agent: AgentSettings
     search: SearchSettings = field(default_factory=SearchSettings)
     notify: NotifySettings = field(default_factory=NotifySettings)
+    hooks: HookSettings = field(default_factory=HookSettings)  # every file's, in order
     sources: tuple[str, ...]
     problems: tuple[str, ...] = ()
     builtin: bool = False
@@ -227,6 +229,7 @@ def load_config(home: Path, cwd: Path, *, trust_store: Path | None = None) -> Co
         agent=parse_agent(merged.get("agent"), origin_of, problems),
         search=parse_search(merged.get("search"), origin_of, problems),
         notify=parse_notify(merged.get("notify"), origin_of, problems),
+        hooks=parse_hooks(layers, problems),
         sources=tuple(layer.origin for layer in layers if layer.origin != BUILTIN_ORIGIN),
         problems=tuple(problems),
         builtin=builtin,

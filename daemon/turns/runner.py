@@ -35,6 +35,7 @@ from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.config.profiles import ConfigError, ProviderProfile
 from coding_harness.daemon.context.plan_book import PlanBook
 from coding_harness.daemon.context.turn_notes import NotesJob, NoteTakers, wants_notes
+from coding_harness.daemon.hooks.answers import HookHalt
 from coding_harness.daemon.mcp.hub import McpHub
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.security.secrets import collect_secrets
@@ -53,6 +54,7 @@ log = logging.getLogger(__name__)
 
 CANCEL_NOTE = "interrupted: the user cancelled the turn before this call finished"
 ERROR_NOTE = "not run: the turn ended with an error before this call finished"
+HOOK_NOTE = "not finished: a hook stopped the turn"
 
 
 @dataclass(kw_only=True, slots=True)
@@ -276,6 +278,12 @@ class TurnRunner:
         except asyncio.CancelledError:
             _repair(session, state, request.id, CANCEL_NOTE)
             state.finish("(cancelled)", exit_codes.INTERRUPTED)
+        except HookHalt as halt:  # a hook refused the prompt, or stopped the turn
+            if halt.prompt_refused:  # the refused prompt is not kept
+                del state.working[state.first :]
+            _repair(session, state, request.id, HOOK_NOTE)
+            state.finish(halt.message, exit_codes.MODEL_ERROR)
+            session.emit(EventKind.ERROR, {"message": halt.message, "kind": "hook"})
         except (ModelError, ConfigError) as exc:
             _repair(session, state, request.id, ERROR_NOTE)
             state.finish(_without_secrets(session, state, str(exc)), exit_codes.MODEL_ERROR)

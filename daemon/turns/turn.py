@@ -23,6 +23,9 @@ from coding_harness.daemon.config.loader import Config, home_dir
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plan_book import PlanBook, PlanKeeper
+from coding_harness.daemon.hooks.runner import HookRunner
+from coding_harness.daemon.hooks.tools import HookedTools
+from coding_harness.daemon.hooks.turn_hooks import prompt_context, turn_hooks, until_stopped
 from coding_harness.daemon.mcp.executor import McpTools
 from coding_harness.daemon.mcp.hub import Lease, McpHub
 from coding_harness.daemon.providers.pool import ProviderPool
@@ -145,6 +148,7 @@ class _Parts:
     ask: Ask
     search: SearchEngine | None
     secrets: Secrets
+    hooks: HookRunner
 
 
 async def drive_turn(deps: TurnDeps, turn: Turn) -> LoopResult:
@@ -174,6 +178,7 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     plan = parts.plans.current()
     prompt = await asyncio.to_thread(turn_system_prompt, session.cwd, config, plan)
     working[0]["content"] = with_notes(prompt, project_notes(deps, session))
+    added = await prompt_context(parts.hooks, request.text)  # HookHalt: refused
     decision = await decide_route(
         request.text, request.kind, config.agent.classify, parts.ask, events
     )
@@ -188,10 +193,10 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
         )
         search = None
     searched = await with_search(text, decision.route, search, events)
-    working[-1]["content"] = _pending_note(session) + searched
+    working[-1]["content"] = _pending_note(session) + searched + (added and f"\n\n{added}")
     if decision.route == "general":
         return await answer_general(parts.loop, working)
-    return await parts.loop.run(working)
+    return await until_stopped(parts.loop, working, parts.hooks)
 
 
 def _pending_note(session: Session) -> str:
@@ -234,6 +239,8 @@ def _assemble(deps: TurnDeps, turn: Turn, lease: Lease) -> _Parts:
     if lease.offered:
         tools = McpTools(tools, lease.offered, context)
     tools = CheckpointingTools(tools, recorder.checkpoints)
+    hooks = turn_hooks(config.hooks, session.id, context, recorder)
+    tools = HookedTools(tools, hooks, context.approver) if config.hooks.hooks else tools
     if request.kind.mode == SUMMARY_MODE:
         tools = OnlyTools(tools, READ_ONLY_TOOLS)
     model = model_for(session, profile, deps.pool, config)
@@ -266,7 +273,14 @@ def _assemble(deps: TurnDeps, turn: Turn, lease: Lease) -> _Parts:
         secrets=context.secrets,
     )
     ask = model_asker(model, profile.model, profile.generation, on_usage)
-    return _Parts(loop=loop, plans=keeper, ask=ask, search=context.search, secrets=context.secrets)
+    return _Parts(
+        loop=loop,
+        plans=keeper,
+        ask=ask,
+        search=context.search,
+        secrets=context.secrets,
+        hooks=hooks,
+    )
 
 
 def _replaced(session: Session, recorder: StepRecorder) -> Callable[[], None]:
