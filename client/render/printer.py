@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 USAGE_KEYS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 CHECK_OUTPUT_LINES = 12
+HOOK_COMMAND_SHOWN = 60
 
 
 class PrintOptions:
@@ -179,6 +180,19 @@ class TurnPrinter:
         self.notice(f"undo of turn {data.get('turn')}: put back {restored}", "yellow")
         for skipped in data.get("skipped") or []:
             self.chat(f"  not put back: {skipped.get('path')}: {skipped.get('reason')}", "dim")
+
+    def _on_hook(self, data: dict[str, Any]) -> None:
+        """`hook PreToolUse: ./check.sh -> blocked`, dim; -q leaves it out (a refused
+        prompt or a failed hook also comes as an error or a notice)."""
+        command = (str(data.get("command") or "").strip().splitlines() or [""])[0]
+        if len(command) > HOOK_COMMAND_SHOWN:
+            command = command[: HOOK_COMMAND_SHOWN - 3] + "..."
+        code = data.get("exit_code")
+        if data.get("blocked"):
+            outcome = "blocked"
+        else:
+            outcome = "ok" if code == 0 else "killed" if code is None else f"exit {code}"
+        self.chat(f"hook {data.get('event')}: {command} -> {outcome}", "dim")
 
     def _on_mcp_state(self, data: dict[str, Any]) -> None:
         """One line per change; a start is only the spinner's label (at a terminal), and a

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.daemon.config.hook_settings import HookSettings, HookSpec
 from coding_harness.daemon.hooks.answers import HookAnswer
 from coding_harness.daemon.hooks.runner import HookRunner
 from coding_harness.daemon.hooks.spawn import run_hook_command
 from coding_harness.daemon.tools.shell.process import tool_environment
 from coding_harness.protocol.methods import EventKind
-from tests.support.tool_context import RecordingSink, process_gone, read_pid, run
+from tests.support.tool_context import (
+    RecordingSink,
+    process_gone,
+    read_pid,
+    run,
+    wait_for_file,
+)
 
 
 def runner(tmp_path: Path, *specs: HookSpec, env: dict[str, str] | None = None) -> HookRunner:
@@ -171,3 +179,36 @@ def test_a_command_that_cannot_start_is_a_failure_not_an_exception(tmp_path: Pat
         run_hook_command("true", b"", cwd=tmp_path / "gone", env=tool_environment(), limit=5)
     )
     assert result.exit_code is None and result.start_error
+
+
+def test_a_cancelled_turn_kills_a_running_hook(tmp_path: Path) -> None:
+    pid_file = tmp_path / "hook.pid"
+    hooks = runner(tmp_path, pre(f"echo $$ > '{pid_file}'; sleep 60", timeout=60))
+
+    async def cancel_while_it_runs() -> None:
+        task = asyncio.create_task(hooks.run("PreToolUse", {}, "run_shell"))
+        await wait_for_file(pid_file)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run(cancel_while_it_runs())
+    assert process_gone(read_pid(pid_file))
+
+
+class DebugLines:
+    def __init__(self) -> None:
+        self.entries: list[JSONObject] = []
+
+    def write(self, entry: JSONObject) -> None:
+        self.entries.append(entry)
+
+
+def test_each_run_goes_to_the_debug_log_when_it_is_on(tmp_path: Path) -> None:
+    hooks = runner(tmp_path, pre("echo out; echo err >&2; exit 2"))
+    hooks.debug = DebugLines()
+    fire(hooks)
+    [entry] = hooks.debug.entries
+    assert entry["hook"] == "PreToolUse" and entry["exit_code"] == 2
+    assert entry["stdout"] == "out\n" and entry["stderr"] == "err\n"
+    assert entry["stdin"]["tool_input"] == {"command": "make check"}
