@@ -1,6 +1,7 @@
 """A turn's tools with the PreToolUse and PostToolUse hooks around each call.
 
-`HookedTools` wraps the turn's executor. Before a call, the PreToolUse hooks
+`HookedTools` wraps the turn's executor. Before a call of an offered tool (a
+name the model made up is left to the tools' own error), the PreToolUse hooks
 whose matcher takes the tool's name run with `tool_name`, `tool_input` (the
 arguments object, or the raw text when it is not one) and `tool_use_id`: a
 block (exit 2, `"decision": "block"`, `permissionDecision` "deny") means the
@@ -42,8 +43,14 @@ class HookedTools:
     def schemas(self) -> list[JSONObject]:
         return self._inner.schemas()
 
+    def _known(self) -> set[str]:
+        """The tools offered: a name the model made up never meets a hook's matcher."""
+        return {str(s.get("function", {}).get("name")) for s in self._inner.schemas()}
+
     async def execute(self, call: ToolCall) -> str:
         name = call.name.strip()
+        if name not in self._known():  # the tools answer it with an error; no hook runs
+            return await self._inner.execute(call)
         fields: JSONObject = {
             "tool_name": name,
             "tool_input": _tool_input(call.arguments),

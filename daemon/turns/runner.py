@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 
 CANCEL_NOTE = "interrupted: the user cancelled the turn before this call finished"
 ERROR_NOTE = "not run: the turn ended with an error before this call finished"
-HOOK_NOTE = "not finished: a hook stopped the turn"
+HOOK_NOTE = "stopped: a hook ended the turn here (this call may have run already)"
 
 
 @dataclass(kw_only=True, slots=True)

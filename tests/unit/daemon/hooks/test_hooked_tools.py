@@ -30,14 +30,22 @@ def runner(tmp_path: Path, *specs: HookSpec) -> HookRunner:
     )
 
 
+class ShellTools(EchoTools):
+    """EchoTools offering run_shell and propose_edit."""
+
+    def schemas(self) -> list[JSONObject]:
+        names = ("run_shell", "propose_edit")
+        return [{"type": "function", "function": {"name": n, "parameters": {}}} for n in names]
+
+
 def shell_call() -> ToolCall:
     return ToolCall(id="c1", name="run_shell", arguments='{"command": "make check"}')
 
 
 def hooked(
     tmp_path: Path, *specs: HookSpec, approver: ScriptedApprover | None = None
-) -> tuple[EchoTools, HookedTools]:
-    inner = EchoTools()
+) -> tuple[ShellTools, HookedTools]:
+    inner = ShellTools()
     return inner, HookedTools(inner, runner(tmp_path, *specs), approver or ScriptedApprover())
 
 
@@ -54,6 +62,16 @@ def test_a_hook_for_another_tool_leaves_the_call_alone(tmp_path: Path) -> None:
     inner, tools = hooked(tmp_path, spec)
     assert run(tools.execute(shell_call())) == 'result of run_shell {"command": "make check"}'
     assert len(inner.calls) == 1
+
+
+def test_a_tool_name_the_model_made_up_meets_no_hook(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    inner, tools = hooked(tmp_path, HookSpec(event="PreToolUse", command=f"touch '{marker}'"))
+    made_up = ToolCall(id="c2", name="(a+)+" + "a" * 5000, arguments="{}")
+    run(tools.execute(made_up))
+    assert not marker.exists() and len(inner.calls) == 1
+    run(tools.execute(shell_call()))
+    assert marker.exists()
 
 
 def test_post_tool_use_sees_the_result_and_adds_to_it(tmp_path: Path) -> None:
