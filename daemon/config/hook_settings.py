@@ -61,6 +61,11 @@ class HookSpec:
 class HookSettings:
     hooks: tuple[HookSpec, ...] = ()
 
+    @property
+    def around_tools(self) -> bool:
+        """Whether any hook runs before or after tool calls."""
+        return any(h.event in TOOL_EVENTS for h in self.hooks)
+
     def for_event(self, event: str, tool: str | None = None) -> list[HookSpec]:
         return [h for h in self.hooks if h.event == event and h.matches(tool)]
 

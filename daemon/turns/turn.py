@@ -240,7 +240,7 @@ def _assemble(deps: TurnDeps, turn: Turn, lease: Lease) -> _Parts:
         tools = McpTools(tools, lease.offered, context)
     tools = CheckpointingTools(tools, recorder.checkpoints)
     hooks = turn_hooks(config.hooks, session.id, context, recorder)
-    tools = HookedTools(tools, hooks, context.approver) if config.hooks.hooks else tools
+    tools = HookedTools(tools, hooks, context.approver) if config.hooks.around_tools else tools
     if request.kind.mode == SUMMARY_MODE:
         tools = OnlyTools(tools, READ_ONLY_TOOLS)
     model = model_for(session, profile, deps.pool, config)

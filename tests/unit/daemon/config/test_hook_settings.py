@@ -40,6 +40,8 @@ def test_the_short_form_is_read() -> None:
         }
     )
     assert problems == []
+    assert settings.around_tools
+    assert not parse({"Stop": [{"command": "stop.sh"}]})[0].around_tools
     assert settings.hooks == (
         HookSpec(event="PreToolUse", command="check.sh", matcher="run_shell|propose_edit",
                  origin=USER_FILE),
