@@ -120,3 +120,31 @@ def test_an_untrusted_projects_hooks_do_not_run_until_trusted(
     result = harness(sandbox, "-p", "hello", input="")
     assert result.returncode == 0, result.stderr
     assert marker.exists()
+
+
+def test_a_hook_that_asks_puts_the_call_to_the_user_even_under_yes(
+    sandbox: Sandbox, model: FakeModelServer
+) -> None:
+    (sandbox.workspace / "Makefile").write_text(MAKEFILE)
+    ask = {"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "odd"}}
+    use_hooks(sandbox, {"PreToolUse": [{"command": f"echo '{json.dumps(ask)}'"}]})
+    shell_then_done(model)
+    result = harness(sandbox, "-y", "--output-format", "stream-json", "-p", "go", input="n\n")
+    assert result.returncode == 0, result.stderr
+    events = stream_events(result.stdout)
+    [asked] = of_kind(events, "approval.requested")
+    assert "a hook asks you to confirm" in asked["summary"] and "make mark" in asked["summary"]
+    assert not (sandbox.workspace / "ran-mark").exists()
+    assert "declined" in tool_results(model)[0]
+
+
+def test_hook_runs_reach_the_debug_log(sandbox: Sandbox, model: FakeModelServer) -> None:
+    use_hooks(sandbox, {"PreToolUse": [{"command": "echo checked >&2"}]})
+    model.add(Reply(tool_calls=[tool_call("list_dir", path=".")]), Reply(content="done"))
+    result = harness(sandbox, "--debug", "-p", "look", input="")
+    assert result.returncode == 0, result.stderr
+    [log] = (sandbox.root / "state" / "coding-harness" / "debug").glob("*.jsonl")
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    [run] = [line for line in lines if line.get("hook") == "PreToolUse"]
+    assert run["stderr"] == "checked\n" and run["exit_code"] == 0
+    assert run["stdin"]["tool_name"] == "list_dir"
