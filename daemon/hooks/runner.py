@@ -65,6 +65,14 @@ class HookRunner:
             one = read_answer(spec, run)
             self._report(spec, run, one, payload)
             answer.merge(one)
+        return self._redacted(answer)
+
+    def _redacted(self, answer: HookAnswer) -> HookAnswer:
+        """What the model, the user and the store get of the answer, without secrets."""
+        answer.reasons = [self.redact(r) for r in answer.reasons]
+        answer.context = [self.redact(c) for c in answer.context]
+        answer.failures = [self.redact(f) for f in answer.failures]
+        answer.halt = None if answer.halt is None else self.redact(answer.halt)
         return answer
 
     async def _one(self, spec: HookSpec, data: bytes) -> HookProcess:
@@ -80,7 +88,7 @@ class HookRunner:
             EventKind.HOOK,
             {
                 "event": spec.event,
-                "command": spec.command,
+                "command": self.redact(spec.command),
                 "exit_code": run.exit_code,
                 "blocked": answer.blocked,
                 "output": output,

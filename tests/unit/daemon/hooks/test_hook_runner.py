@@ -212,3 +212,17 @@ def test_each_run_goes_to_the_debug_log_when_it_is_on(tmp_path: Path) -> None:
     assert entry["hook"] == "PreToolUse" and entry["exit_code"] == 2
     assert entry["stdout"] == "out\n" and entry["stderr"] == "err\n"
     assert entry["stdin"]["tool_input"] == {"command": "make check"}
+
+
+def test_what_a_hook_says_back_is_redacted_before_anyone_sees_it(tmp_path: Path) -> None:
+    context = {"hookSpecificOutput": {"additionalContext": "token hunter2"}}
+    hooks = runner(
+        tmp_path,
+        pre("echo 'key hunter2 refused' >&2; exit 2 # hunter2"),
+        pre(f"echo '{json.dumps(context)}'"),
+    )
+    answer = fire(hooks)
+    assert answer.reason == "key [redacted] refused"
+    assert answer.added_context == "token [redacted]"
+    shown = json.dumps(sink(hooks).events)
+    assert "hunter2" not in shown and "[redacted]" in shown
