@@ -5,7 +5,8 @@ the short one, `{"PreToolUse": [{"matcher": "run_shell", "command": "..."}]}`,
 and the nested one, `{"PreToolUse": [{"matcher": "...", "hooks": [{"type":
 "command", "command": "...", "timeout": 30}]}]}`. Events: `PreToolUse` and
 `PostToolUse` (the matcher is a regular expression that must match the whole
-tool name; none, "" or "*" matches every tool), `UserPromptSubmit` and `Stop`
+tool name, or Claude Code's name for the same tool, `Bash` for run_shell; none,
+"" or "*" matches every tool), `UserPromptSubmit` and `Stop`
 (no matcher). Each file's hooks are kept, not merged away: the user's file and a
 trusted project's file both contribute theirs, in that order. A bad entry is
 reported naming its file and key, and left out. The whole section waits for
@@ -30,6 +31,19 @@ TOOL_EVENTS = frozenset({PRE_TOOL_USE, POST_TOOL_USE})
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
 _EVERY_TOOL = ("", "*")
+# Claude Code's name for each tool that does the same job: a matcher written for it
+# ("Bash", "Edit|Write") takes our tool too. MCP tools are named alike in both.
+CLAUDE_CODE_NAMES = {
+    "run_shell": "Bash",
+    "propose_edit": "Edit",
+    "replace_text": "Edit",
+    "write_file": "Write",
+    "read_file": "Read",
+    "list_dir": "LS",
+    "grep": "Grep",
+    "fetch_url": "WebFetch",
+    "web_search": "WebSearch",
+}
 
 
 class HookLayer(Protocol):
@@ -54,7 +68,10 @@ class HookSpec:
         """Whether this hook runs for a call of `tool` (None: an event without a tool)."""
         if self.event not in TOOL_EVENTS or self.matcher in _EVERY_TOOL:
             return True
-        return tool is not None and re.fullmatch(self.matcher, tool) is not None
+        if tool is None:
+            return False
+        names = (tool, CLAUDE_CODE_NAMES.get(tool, tool))
+        return any(re.fullmatch(self.matcher, name) is not None for name in names)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

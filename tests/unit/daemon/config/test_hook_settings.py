@@ -94,6 +94,24 @@ def test_a_matcher_must_match_the_whole_tool_name() -> None:
     assert settings.for_event("PostToolUse", "run_shell") == []
 
 
+def test_claude_codes_tool_names_match_the_tools_that_do_the_same_job() -> None:
+    settings, _ = parse(
+        {
+            "PreToolUse": [
+                {"matcher": "Bash", "command": "a"},
+                {"matcher": "Edit|Write", "command": "b"},
+            ]
+        }
+    )
+
+    def commands(tool: str) -> list[str]:
+        return [h.command for h in settings.for_event("PreToolUse", tool)]
+
+    assert commands("run_shell") == ["a"]
+    assert commands("propose_edit") == commands("replace_text") == commands("write_file") == ["b"]
+    assert commands("read_file") == [] and commands("Bash") == ["a"]
+
+
 def test_bad_entries_are_named_and_left_out() -> None:
     settings, problems = parse(
         {
