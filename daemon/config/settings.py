@@ -27,6 +27,9 @@ _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 CLASSIFY_MODES = ("keywords", "model", "off")
 
 
+SANDBOX_MODES = ("auto", "required", "off")
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class AgentSettings:
     max_iterations: int = 20
@@ -60,6 +63,11 @@ class AgentSettings:
     # The permission mode of a new session (`protocol/modes.py`); a turn's own config
     # carries its session's mode here.
     mode: str = DEFAULT_MODE
+    # run_shell and make check inside a sandbox: "auto" (when the machine has one),
+    # "required" (refuse commands without one), "off" (docs/security.md).
+    sandbox: str = "auto"
+    # Whether sandboxed commands may use the network.
+    sandbox_network: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -112,6 +120,8 @@ _RULES = dict.fromkeys(_POSITIVE, "must be a positive number") | {
     "services": 'must be a list of {"name": ..., "port": N} or {"name": ..., "url": ...}',
     "env_pass": "must be a list of environment variable names",
     "mode": f"must be one of {', '.join(PERMISSION_MODES)}",
+    "sandbox": f"must be one of {', '.join(SANDBOX_MODES)}",
+    "sandbox_network": "must be true or false",
 }
 
 
@@ -123,7 +133,9 @@ def _agent_value(key: str, value: Any) -> Any:
         return _POSITIVE[key](value) if number and value > 0 else _INVALID
     if key == "stall_limit":
         return int(value) if number and value >= 0 else _INVALID
-    if key in ("fetch_private_urls", "list_ports"):
+    if key == "sandbox":
+        return value if value in SANDBOX_MODES else _INVALID
+    if key in ("fetch_private_urls", "list_ports", "sandbox_network"):
         return value if isinstance(value, bool) else _INVALID
     if key == "classify":
         return value if value in CLASSIFY_MODES else _INVALID

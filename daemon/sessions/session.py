@@ -100,6 +100,8 @@ class Session:
     # The workspace fingerprinter, kept across turns so each turn starts warm.
     progress_probe: Fingerprinter | None = field(default=None, repr=False)
     first_seq: int = 1
+    # Whether the session was told that its commands run without a sandbox.
+    sandbox_told: bool = False
 
     def __post_init__(self) -> None:
         self.approvals = PendingApprovals(self)

@@ -15,7 +15,9 @@ from typing import Protocol
 
 from coding_harness.daemon.agent.seams import Approver, EventSink
 from coding_harness.daemon.security.secrets import Secrets
+from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.shell.process import tool_environment
+from coding_harness.daemon.tools.shell.sandbox import Sandbox
 from coding_harness.daemon.tools.web.fetch import FetchPolicy
 from coding_harness.daemon.tools.web.search import SearchEngine
 from coding_harness.daemon.tools.workspace import Workspace
@@ -94,6 +96,8 @@ class ToolContext:
     env_pass: tuple[str, ...] = ()
     # An attached editor's buffers, which read_file asks before the disk; None: the disk.
     buffers: BufferSource | None = None
+    # Where run_shell and make check run (`shell/sandbox.py`); None: as they are.
+    sandbox: Sandbox | None = None
 
     @property
     def accepts_edits(self) -> bool:
@@ -104,6 +108,16 @@ class ToolContext:
     def read_only(self) -> bool:
         """The read-only mode: nothing may be written, no changing command run."""
         return self.mode == READ_ONLY
+
+    def command_argv(self, argv: list[str]) -> list[str]:
+        """`argv` as this turn runs a command: inside its sandbox, if it has one;
+        `ToolRefusal` when the sandbox is required and missing."""
+        if self.sandbox is None:
+            return argv
+        refusal = self.sandbox.refusal
+        if refusal is not None:
+            raise ToolRefusal(refusal)
+        return self.sandbox.wrap(argv, self.workspace.root)
 
     def command_environment(self) -> dict[str, str]:
         """The whole environment of a command this turn runs (run_shell, make check)."""

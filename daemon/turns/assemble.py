@@ -26,7 +26,7 @@ from coding_harness.daemon.agent.fingerprint import Fingerprinter, workspace_pro
 from coding_harness.daemon.agent.loop import AgentLoop, ContextKeeper, LoopSettings
 from coding_harness.daemon.agent.prompts import project_instructions, system_prompt
 from coding_harness.daemon.agent.seams import EventSink, JSONObject, Model, ToolExecutor, Usage
-from coding_harness.daemon.config.loader import Config
+from coding_harness.daemon.config.loader import Config, home_dir
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.compactor import Compactor, context_limit
 from coding_harness.daemon.context.plan_book import PlanKeeper
@@ -39,6 +39,7 @@ from coding_harness.daemon.sessions.editor_buffers import EditorBuffers
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutcome
+from coding_harness.daemon.tools.shell.sandbox import INSTALL_HINT, Sandbox, sandbox_for
 from coding_harness.daemon.tools.web.fetch import FetchPolicy
 from coding_harness.daemon.tools.web.search import SearchEngine, engine_named
 from coding_harness.daemon.tools.workspace import Workspace
@@ -89,7 +90,20 @@ def tool_context(
         secrets=session_secrets(session, config),
         env_pass=config.agent.env_pass,
         buffers=EditorBuffers(session),
+        sandbox=turn_sandbox(session, config, events or session),
     )
+
+
+def turn_sandbox(session: Session, config: Config, events: EventSink) -> Sandbox:
+    """The sandbox of the turn's commands; once per session, a notice when "auto"
+    finds none here and commands run unsandboxed."""
+    agent = config.agent
+    sandbox = sandbox_for(agent.sandbox, agent.sandbox_network, home_dir())
+    if agent.sandbox == "auto" and not sandbox.active and not session.sandbox_told:
+        session.sandbox_told = True
+        message = f"commands run without a sandbox here: {sandbox.reason}; {INSTALL_HINT}"
+        events.emit(EventKind.NOTICE, {"message": message})
+    return sandbox
 
 
 def session_mode(session: Session, config: Config) -> str:

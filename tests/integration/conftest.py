@@ -44,6 +44,11 @@ class Sandbox:
             "providers": {
                 "fake": {"type": "openai", "endpoint": endpoint, "model": "fake-model", **profile}
             },
+            # Commands run the same on every machine, with bubblewrap or without; the
+            # sandbox's own tests turn it on (test_sandbox.py). Many of these tests
+            # watch tool processes from outside (the keeper, peer checks), which the
+            # sandbox would hide.
+            "agent": {"sandbox": "off"},
         }
         (self.home / ".coding_harness.json").write_text(json.dumps(config))
 

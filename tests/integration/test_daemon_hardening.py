@@ -132,6 +132,9 @@ def test_a_recipe_cannot_read_the_daemons_environ(nobody_folder: Path) -> None:
         "providers": {
             "fake": {"type": "openai", "endpoint": model.endpoint, "model": "fake-model"}
         },
+        # The daemon's own guard (non-dumpable), not the sandbox, which hides it anyway
+        # (tests/integration/test_sandbox.py).
+        "agent": {"sandbox": "off"},
     }
     (home / ".coding_harness.json").write_text(json.dumps(config))
     (workspace / "Makefile").write_text(PEEKING_MAKEFILE)

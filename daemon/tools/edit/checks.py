@@ -64,8 +64,12 @@ async def run_check(ctx: ToolContext) -> CheckReport:
             passed=None,
             text="There is no Makefile in the workspace, so make check was skipped.",
         )
+    try:
+        argv = ctx.command_argv(["make", "check"])
+    except ToolRefusal as refusal:
+        return CheckReport(passed=None, text=f"make check was not run: {refusal}")
     result = await run_process(
-        ["make", "check"], ctx.workspace.root, ctx.check_timeout, env=ctx.command_environment()
+        argv, ctx.workspace.root, ctx.check_timeout, env=ctx.command_environment()
     )
     passed = result.exit_code == 0
     output = shorten(result.output, CHECK_OUTPUT_CHARS)

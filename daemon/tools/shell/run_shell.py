@@ -52,7 +52,10 @@ async def run_shell(ctx: ToolContext, command: str) -> str:
             return declined
     run_argv = [argv[0], _LS_SAFE_NAMES, *argv[1:]] if argv[0] == "ls" else argv
     result = await run_process(
-        run_argv, ctx.workspace.root, ctx.command_timeout, env=ctx.command_environment()
+        ctx.command_argv(run_argv),
+        ctx.workspace.root,
+        ctx.command_timeout,
+        env=ctx.command_environment(),
     )
     output = filter_ls_output(result.output) if argv[0] == "ls" else result.output
     return _report(output, result, ctx.command_timeout)
