@@ -3,6 +3,7 @@
 Checks, in order: the socket folder (a private folder of this user, a path
 that fits a Unix socket), the config files and providers (`doctor_config`),
 the MCP servers they name (`doctor_mcp`: each command found, each url http(s)),
+the sandbox commands run in (`doctor_sandbox`),
 the user service (installed, for this Python, enabled), and the daemon
 itself when its discovery record says one runs (answering, same pid and
 socket as recorded, not older than this client), then what model servers and key
@@ -34,6 +35,7 @@ from coding_harness.client.commands.doctor_config import (
 )
 from coding_harness.client.commands.doctor_discovery import check_discovery
 from coding_harness.client.commands.doctor_mcp import check_mcp
+from coding_harness.client.commands.doctor_sandbox import check_sandbox
 from coding_harness.client.render.sanitize import visible
 from coding_harness.client.service import service_units
 from coding_harness.client.session import version_skew
@@ -76,6 +78,7 @@ def run_checks(env: dict[str, str], *, home: Path, cwd: Path) -> list[Finding]:
         *check_socket(env),
         *config_findings,
         *check_mcp(home, cwd, env),
+        *check_sandbox(merged),
         *check_keys(profiles, default_provider(merged, profiles), env),
         *([] if builtin_replaced else check_endpoints(profiles, env)),
         *check_service(env),
