@@ -107,12 +107,11 @@ def _show(path: Path, data: dict[str, Any], style: Style) -> None:
     keys = list(trust.leaf_paths(data))
     style.line(f"{path} sets {len(keys)} key(s):", "bold")
     for key in keys:
-        value = _preview(_at(data, key))
-        line = f"  {'.'.join(key)} = {value}"
-        if trust.needs_trust(key):
-            style.line(line + NEEDS_TRUST, "yellow")
+        if trust.needs_trust(key):  # what is trusted is shown whole: nothing past a cut
+            value = json.dumps(_at(data, key), ensure_ascii=False)
+            style.line(f"  {'.'.join(key)} = {value}{NEEDS_TRUST}", "yellow")
         else:
-            style.line(line)
+            style.line(f"  {'.'.join(key)} = {_preview(_at(data, key))}")
 
 
 def _show_servers(path: Path, data: dict[str, Any], style: Style) -> None:
@@ -132,12 +131,12 @@ def _runs(entry: object) -> str:
     if not isinstance(entry, dict):
         return f"not an object: {_preview(entry)}"
     if isinstance(entry.get("url"), str):
-        return f"url {_preview(entry['url'], raw=True)}"
+        return f"url {entry['url']}"
     args = entry.get("args")
     words = [str(entry.get("command", "(no command)"))]
     if isinstance(args, list):
         words.extend(str(arg) for arg in args)
-    return f"runs {_preview(shlex.join(words), raw=True)}"
+    return f"runs {shlex.join(words)}"  # whole: what is trusted is never cut
 
 
 def _preview(value: object, *, raw: bool = False) -> str:
