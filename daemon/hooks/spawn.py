@@ -7,29 +7,30 @@ daemon's keys) and the marker of a `Command` of the daemon's command keeper
 Standard input is an unlinked temporary file holding the event, so a hook that
 never reads it cannot block the daemon; standard output and standard error go
 through pipes of their own, each capped to its head and tail. After `timeout`
-seconds the group gets SIGTERM, then SIGKILL; a cancelled turn kills it at once.
+seconds the group gets SIGTERM, then SIGKILL; a cancelled turn kills it at once
+(the supervision is tool commands' own, `tools/shell/process.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import tempfile
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from coding_harness.daemon.tools.shell.containment import CommandKeeper, command_keeper
-from coding_harness.daemon.tools.shell.process import OutputCapture
+from coding_harness.daemon.tools.shell.process import (
+    OutputCapture,
+    signal_group,
+    start_pump,
+    supervise,
+)
 
 SHELL = "/bin/sh"
 OUTPUT_CAP = 20000
-_CHUNK = 65536
-_TERM_GRACE = 0.3
-_DRAIN_GRACE = 0.3
-_REAP_LIMIT = 5.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -109,17 +110,18 @@ async def _collect(
     try:
         for index, capture in enumerate(captures):
             try:
-                readers.append(await _reader(pipes[index], capture))
+                readers.append(await start_pump(pipes[index], capture))
             except BaseException:
                 for fd in pipes[index + 1 :]:  # not yet handed to a reader
                     os.close(fd)
                 raise
-        timed_out = await _supervise(proc, [task for _, task in readers], limit)
+        pumps = asyncio.gather(*(task for _, task in readers), return_exceptions=True)
+        timed_out = await supervise(proc, pumps, limit)
     finally:
         for transport, task in readers:
             task.cancel()
             transport.close()
-        _kill_group(proc, signal.SIGKILL)
+        signal_group(proc, signal.SIGKILL)
     code = proc.returncode
     return HookProcess(
         exit_code=None if timed_out or code is None or code < 0 else code,
@@ -127,63 +129,3 @@ async def _collect(
         stderr=captures[1].text(),
         timed_out=timed_out,
     )
-
-
-async def _reader(
-    fd: int, capture: OutputCapture
-) -> tuple[asyncio.ReadTransport, asyncio.Task[None]]:
-    """A task feeding `capture` from the pipe `fd`, which it owns (closed on failure)."""
-    loop = asyncio.get_running_loop()
-    stream = asyncio.StreamReader(limit=_CHUNK, loop=loop)
-    pipe = os.fdopen(fd, "rb", buffering=0)
-    try:
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stream, loop=loop), pipe
-        )
-    except BaseException:
-        pipe.close()
-        raise
-    return transport, asyncio.create_task(_pump(stream, capture))
-
-
-async def _pump(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
-    while chunk := await stream.read(_CHUNK):
-        capture.feed(chunk)
-
-
-async def _supervise(
-    proc: asyncio.subprocess.Process, pumps: list[asyncio.Task[None]], limit: float
-) -> bool:
-    """Wait for the shell; True when it had to be stopped for time."""
-    exited = asyncio.create_task(proc.wait())
-    drained = asyncio.gather(*pumps, return_exceptions=True)
-    try:
-        finished = await _settle(exited, limit)
-        if finished:
-            await _settle(drained, _DRAIN_GRACE)
-        else:
-            _kill_group(proc, signal.SIGTERM)
-            await _settle(exited, _TERM_GRACE)
-        _kill_group(proc, signal.SIGKILL)  # nothing it started may outlive it
-        await _settle(exited, _REAP_LIMIT)
-        await _settle(drained, _DRAIN_GRACE)
-        return not finished
-    except asyncio.CancelledError:
-        _kill_group(proc, signal.SIGKILL)
-        await _settle(exited, _REAP_LIMIT)
-        raise
-    finally:
-        exited.cancel()
-        drained.cancel()
-
-
-def _kill_group(proc: asyncio.subprocess.Process, signum: int) -> None:
-    with contextlib.suppress(OSError):  # the group is gone already
-        os.killpg(proc.pid, signum)
-
-
-async def _settle(aw: Awaitable[object], seconds: float) -> bool:
-    """Wait up to `seconds` without cancelling; True when done."""
-    task = asyncio.ensure_future(aw)
-    done, _ = await asyncio.wait({task}, timeout=max(seconds, 0))
-    return bool(done)

@@ -167,12 +167,12 @@ async def _run_command(
     keeper.started(command, proc.pid)
     capture = OutputCapture(output_cap)
     try:
-        transport, pump = await _start_pump(read_fd, capture)
+        transport, pump = await start_pump(read_fd, capture)
     except BaseException:
-        _signal_group(proc, signal.SIGKILL)
+        signal_group(proc, signal.SIGKILL)
         raise
     try:
-        timed_out = await _supervise(proc, pump, timeout)
+        timed_out = await supervise(proc, pump, timeout)
     finally:
         pump.cancel()
         transport.close()
@@ -196,9 +196,11 @@ async def _spawn(
     )
 
 
-async def _start_pump(
+async def start_pump(
     read_fd: int, capture: OutputCapture
 ) -> tuple[asyncio.ReadTransport, asyncio.Task[None]]:
+    """A task feeding `capture` from the pipe `read_fd`, which it owns (closed on
+    failure), and the pipe's transport (the caller closes it)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_CHUNK, loop=loop)
     pipe = os.fdopen(read_fd, "rb", buffering=0)
@@ -217,23 +219,26 @@ async def _pump(reader: asyncio.StreamReader, capture: OutputCapture) -> None:
         capture.feed(chunk)
 
 
-async def _supervise(
-    proc: asyncio.subprocess.Process, pump: asyncio.Task[None], limit: float
+async def supervise(
+    proc: asyncio.subprocess.Process, drained: Awaitable[object], limit: float
 ) -> bool:
-    """Wait for the program; returns True when it had to be stopped for time."""
+    """Wait for the program, then for its output (`drained`: the pumps reading it);
+    returns True when it had to be stopped for time. Its whole group is killed after,
+    or at once when the caller is cancelled."""
     exited = asyncio.create_task(proc.wait())
+    drained = asyncio.ensure_future(drained)
     try:
-        finished = await _settle(exited, limit)
+        finished = await settle(exited, limit)
         if finished:
-            await _settle(pump, _DRAIN_GRACE)
-            _signal_group(proc, signal.SIGKILL)  # nothing it started may outlive it
+            await settle(drained, _DRAIN_GRACE)
+            signal_group(proc, signal.SIGKILL)  # nothing it started may outlive it
         else:
             await _stop_group(proc, exited)
-        await _settle(pump, _DRAIN_GRACE)
+        await settle(drained, _DRAIN_GRACE)
         return not finished
     except asyncio.CancelledError:
-        _signal_group(proc, signal.SIGKILL)
-        await _settle(exited, _REAP_LIMIT)
+        signal_group(proc, signal.SIGKILL)
+        await settle(exited, _REAP_LIMIT)
         raise
     finally:
         exited.cancel()
@@ -241,18 +246,18 @@ async def _supervise(
 
 async def _stop_group(proc: asyncio.subprocess.Process, exited: Awaitable[int]) -> None:
     """SIGTERM to the whole group, a short grace, then SIGKILL to what is left."""
-    _signal_group(proc, signal.SIGTERM)
-    await _settle(exited, _TERM_GRACE)
-    _signal_group(proc, signal.SIGKILL)
-    await _settle(exited, _REAP_LIMIT)
+    signal_group(proc, signal.SIGTERM)
+    await settle(exited, _TERM_GRACE)
+    signal_group(proc, signal.SIGKILL)
+    await settle(exited, _REAP_LIMIT)
 
 
-def _signal_group(proc: asyncio.subprocess.Process, signum: int) -> None:
+def signal_group(proc: asyncio.subprocess.Process, signum: int) -> None:
     with contextlib.suppress(OSError):  # the group is gone already
         os.killpg(proc.pid, signum)
 
 
-async def _settle(aw: Awaitable[object], seconds: float) -> bool:
+async def settle(aw: Awaitable[object], seconds: float) -> bool:
     """Wait up to `seconds` for a task without cancelling it; True when done."""
     task = asyncio.ensure_future(aw)
     done, _ = await asyncio.wait({task}, timeout=max(seconds, 0))
