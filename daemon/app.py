@@ -40,7 +40,7 @@ from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.store.restore import restore_sessions, tell_store_problem
 from coding_harness.daemon.store.state_lock import StateLock
 from coding_harness.daemon.tools.builtin import build_tools
-from coding_harness.daemon.tools.shell import prctl, process_tree
+from coding_harness.daemon.tools.shell import prctl, process_tree, sandbox
 from coding_harness.daemon.tools.shell.containment import command_keeper
 from coding_harness.daemon.tools.shell.leftovers import RECORD_NAME, LeftoverRecord
 from coding_harness.daemon.turns.runner import TurnRunner
@@ -137,9 +137,12 @@ class Daemon:
         watcher = asyncio.create_task(self._watch_socket_path(), name="socket-watch")
         keeping = asyncio.create_task(self.keeper.watch(), name="process-keeper")
         self.mcp.start_eager(user_servers(self.configs.get(self.home).mcp_servers))
+        # Whether bwrap works is found by running it: off the event loop, before a turn asks.
+        probing = asyncio.create_task(asyncio.to_thread(sandbox.probe), name="sandbox-probe")
         try:
             await self._stop.wait()
         finally:
+            probing.cancel()
             flusher.cancel()
             watcher.cancel()
             log.info("shutting down")

@@ -18,8 +18,11 @@ machine has bubblewrap (`bwrap`, Linux), each such command runs inside one:
 `agent.sandbox` picks the policy: "auto" uses it where it works and runs
 commands unsandboxed otherwise (the session is told once), "required" refuses
 to run a command without it, "off" never uses it. Whether bwrap works is found
-once per daemon by running it (`probe`): it needs unprivileged user namespaces,
-which some kernels and containers turn off. macOS's sandbox-exec is not used.
+once per daemon by running it (`probe`, which the daemon calls in a worker
+thread at start, so no turn waits for it on the event loop): it needs
+unprivileged user namespaces, which some kernels and containers turn off.
+macOS's sandbox-exec is not used (not built yet: there, "auto" runs commands
+unsandboxed with the notice and "required" refuses them).
 """
 
 from __future__ import annotations
