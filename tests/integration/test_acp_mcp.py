@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from acp import schema
 
 from tests.integration.conftest import Sandbox
 from tests.support.acp_editor import Editor, open_editor, text_prompt
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
+from tests.support.mcp_setup import server_processes
 from tests.support.processes import client
 
 pytestmark = pytest.mark.integration
@@ -62,14 +62,10 @@ def test_two_editor_threads_share_one_server_and_each_call_is_asked(
         for request in (model.requests[1], model.requests[3])
     ]
     assert all('"timezone": "UTC"' in result for result in results)
-    assert "legacy" in editor.text("agent_thought_chunk") or "legacy" in editor.text()
+    assert "MCP servers not used (only stdio and Streamable HTTP servers are): legacy" in (
+        editor.text("agent_thought_chunk")
+    )
     with client(sandbox.socket) as conn:
         servers = conn.request("mcp.list", {})["servers"]
     assert [(s["name"], s["scope"], s["state"]) for s in servers] == [("time", "client", "ready")]
-    daemon_process = psutil.Process(daemon.pid)
-    running = [
-        p
-        for p in daemon_process.children(recursive=True)
-        if "mcp-server-time" in " ".join(p.cmdline())
-    ]
-    assert len(running) == 1
+    assert len(server_processes(daemon.pid, "mcp-server-time")) == 1
