@@ -70,6 +70,7 @@ class McpHub:
         self._reaper: asyncio.Task[None] | None = None
         self._period = REAP_SECONDS
         self._warming: asyncio.Task[Any] | None = None
+        self._eager: asyncio.Task[None] | None = None
         self._said: set[str] = set()  # notes on tools (a schema cut down), given once
 
     def warm_up(self) -> None:
@@ -96,6 +97,7 @@ class McpHub:
         """Start (if need be) the servers of `servers` and offer their tools to one turn."""
         if not servers:
             return Lease()
+        await self._sdk_loaded()
         links = [self._link(spec) for spec in servers.values()]
         keys = [link.spec.identity() for link in links]
         for link, key in zip(links, keys, strict=True):
@@ -143,6 +145,7 @@ class McpHub:
         `configured` names); `KeyError` when no server has that name."""
         links = [link for link in self._links.values() if link.spec.name == name]
         if name in configured:
+            await self._sdk_loaded()
             chosen = self._link(configured[name])
             links = [chosen, *(link for link in links if link is not chosen)]
         if not links:
@@ -158,10 +161,22 @@ class McpHub:
         with any server configured, load the SDK meanwhile."""
         if servers:
             self.warm_up()
-        for spec in servers.values():
-            if spec.start == "eager":
-                self._link(spec).start()
+        eager = [spec for spec in servers.values() if spec.start == "eager"]
+        if eager:
+            self._eager = asyncio.get_running_loop().create_task(self._start(eager))
+
+    async def _start(self, specs: Iterable[McpServerSpec]) -> None:
+        await self._sdk_loaded()
+        for spec in specs:
+            self._link(spec).start()
         self._ensure_reaper()
+
+    async def _sdk_loaded(self) -> None:
+        """The SDK imported (about a second) in a worker thread, never on the event
+        loop, where it would hold up every session."""
+        self.warm_up()
+        if self._warming is not None:
+            await asyncio.shield(self._warming)
 
     def tool_sizes(self, servers: Mapping[str, McpServerSpec]) -> list[dict[str, Any]]:
         """What the tool schemas of the running servers of `servers` take of the context:
@@ -177,6 +192,9 @@ class McpHub:
         return sizes
 
     async def stop_all(self) -> None:
+        if self._eager is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await self._eager  # the eager servers' start, which these stops must follow
         if self._reaper is not None:
             self._reaper.cancel()
         await asyncio.gather(*(link.stop() for link in self._links.values()))
