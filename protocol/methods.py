@@ -30,6 +30,7 @@ SESSION_CONTEXT: Final = "session.context"
 SESSION_COMPACT: Final = "session.compact"
 SESSION_UNDO: Final = "session.undo"  # put back the files a turn (and later ones) wrote
 SESSION_CHECKPOINTS: Final = "session.checkpoints"
+SESSION_MAP: Final = "session.map"  # the repo map the session's next coding turn is shown
 
 PLAN_GET: Final = "plan.get"
 SKILLS_LIST: Final = "skills.list"
@@ -83,6 +84,7 @@ class EventKind:
     MODE_CHANGED: Final = "mode.changed"  # {mode, client}
     MCP_STATE: Final = "mcp.state"  # {name, state, error}: an MCP server the session uses
     HOOK: Final = "hook"  # {event, command, exit_code, blocked, output}: a hook ran
+    INDEX_STATE: Final = "index.state"  # {root, state, done, total, files, seconds, error}
 
 
 DECISIONS: Final = ("yes", "no", "skip", "revert")

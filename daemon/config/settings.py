@@ -68,6 +68,8 @@ class AgentSettings:
     sandbox: str = "auto"
     # Whether sandboxed commands may use the network.
     sandbox_network: bool = False
+    # Estimated tokens of the repo map in a coding turn's system prompt; 0: no map.
+    repo_map_tokens: int = 1024
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -112,6 +114,7 @@ def parse_agent(raw: Any, origin_of: OriginOf, problems: list[str]) -> AgentSett
 _INVALID = object()
 _RULES = dict.fromkeys(_POSITIVE, "must be a positive number") | {
     "stall_limit": "must be a whole number (0 turns the guard off)",
+    "repo_map_tokens": "must be a whole number of tokens (0 turns the repo map off)",
     "fetch_private_urls": "must be true or false",
     "list_ports": "must be true or false",
     "classify": f"must be one of {', '.join(CLASSIFY_MODES)}",
@@ -133,6 +136,12 @@ def _agent_value(key: str, value: Any) -> Any:
         return _POSITIVE[key](value) if number and value > 0 else _INVALID
     if key == "stall_limit":
         return int(value) if number and value >= 0 else _INVALID
+    if key == "repo_map_tokens":
+        return (
+            value
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            else _INVALID
+        )
     if key == "sandbox":
         return value if value in SANDBOX_MODES else _INVALID
     if key in ("fetch_private_urls", "list_ports", "sandbox_network"):
