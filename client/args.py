@@ -59,7 +59,8 @@ subcommands:
   mcp restart NAME           stop the MCP server NAME and start it again
                              (docs/mcp.md)
   daemon start|stop|restart  control the daemon (harness starts it anyway)
-  daemon status              pid, version, uptime; exit 4 when none answers
+  daemon status [--json]     pid, version, uptime, code indexes; exit 4 when
+                             none answers (--json: the daemon's answer)
   daemon logs [-n N] [-f]    the end of the daemon's log: N lines, or follow
   daemon install|uninstall   hand the daemon to systemd (Linux) or launchd
                              (macOS), or take it back

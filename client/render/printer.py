@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 USAGE_KEYS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 CHECK_OUTPUT_LINES = 12
 HOOK_COMMAND_SHOWN = 60
+# A code index build is announced once it is this big or has run this long: the
+# quick refresh after an edit says nothing.
+INDEX_ANNOUNCE_FILES = 500
+INDEX_ANNOUNCE_SECONDS = 1.0
 
 
 class PrintOptions:
@@ -64,6 +68,8 @@ class TurnPrinter:
         self._shown_diffs: set[tuple[str, str]] = set()
         self._errors_shown: set[str] = set()
         self._mcp_states: dict[str, str] = {}  # the last line shown for each MCP server
+        self._indexing: set[str] = set()  # the roots whose build was announced
+        self._index_errors: dict[str, str] = {}  # the last failure shown for each root
 
     def event(self, kind: str, data: dict[str, Any], raw: dict[str, Any]) -> None:
         if self.options.output_format == "stream-json":
@@ -212,6 +218,28 @@ class TurnPrinter:
         elif not said_before:
             self.notice(text, style)
 
+    def _on_index_state(self, data: dict[str, Any]) -> None:
+        """A long build's first line and its last (ready or failed); a failure once per
+        root and error. Progress in between, and a quick refresh, show nothing."""
+        from coding_harness.client.render.index_lines import event_line
+
+        root, state = str(data.get("root")), data.get("state")
+        text, style = event_line(data)
+        if state == "building":
+            if root not in self._indexing and _long_build(data):
+                self._indexing.add(root)
+                self.chat(text, style)
+            return
+        announced = root in self._indexing
+        self._indexing.discard(root)
+        if state == "ready":
+            self._index_errors.pop(root, None)
+            if announced:
+                self.chat(text, style)
+        elif state == "failed" and self._index_errors.get(root) != text:
+            self._index_errors[root] = text
+            self.chat(text, style)
+
     def _on_turn_queued(self, data: dict[str, Any]) -> None:
         self.notice(f"queued behind the running turn (position {data.get('position')})")
 
@@ -222,3 +250,10 @@ class TurnPrinter:
         message = str(data.get("message", ""))
         self._errors_shown.add(message.strip())
         self.notice(f"error: {message}", "red")
+
+
+def _long_build(data: dict[str, Any]) -> bool:
+    total, seconds = data.get("total"), data.get("seconds")
+    return (isinstance(total, int) and total >= INDEX_ANNOUNCE_FILES) or (
+        isinstance(seconds, int | float) and seconds >= INDEX_ANNOUNCE_SECONDS
+    )

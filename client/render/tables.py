@@ -66,14 +66,7 @@ def context_table(data: Mapping[str, Any]) -> Table:
     for name in ("tokens", "chars"):
         table.add_column(name, justify="right", no_wrap=True, min_width=7)
     table.add_column("preview", overflow="ellipsis", no_wrap=True, ratio=1)
-    for server in data.get("mcp_servers") or []:
-        table.add_row(
-            _cell("-"),
-            _cell(f"mcp {server.get('name', '')}", "dim"),
-            _cell(f"{_int(server.get('tokens')):,}"),
-            _cell(f"{_int(server.get('chars')):,}"),
-            _cell(f"the schemas of {_int(server.get('tools'))} MCP tool(s)", "dim"),
-        )
+    _system_rows(table, data)
     for message in data.get("messages") or []:
         table.add_row(
             _cell(message.get("index", "")),
@@ -83,6 +76,27 @@ def context_table(data: Mapping[str, Any]) -> Table:
             _cell(one_line(str(message.get("preview") or ""), PREVIEW), "dim"),
         )
     return table
+
+
+def _system_rows(table: Table, data: Mapping[str, Any]) -> None:
+    """The system prompt's parts worth a row: each MCP server's tool schemas, the repo map."""
+    for server in data.get("mcp_servers") or []:
+        table.add_row(
+            _cell("-"),
+            _cell(f"mcp {server.get('name', '')}", "dim"),
+            _cell(f"{_int(server.get('tokens')):,}"),
+            _cell(f"{_int(server.get('chars')):,}"),
+            _cell(f"the schemas of {_int(server.get('tools'))} MCP tool(s)", "dim"),
+        )
+    repo_map = _int(data.get("repo_map_tokens"))
+    if repo_map > 0:
+        table.add_row(
+            _cell("-"),
+            _cell("repo map", "dim"),
+            _cell(f"{repo_map:,}"),
+            _cell("-"),
+            _cell("the code index's map; /map shows it", "dim"),
+        )
 
 
 def tokens_table(stats: Mapping[str, Any]) -> Table:
@@ -195,6 +209,6 @@ def _int(value: object) -> int:
     if isinstance(value, int | float | str):
         try:
             return int(value)
-        except ValueError:
+        except (ValueError, OverflowError):  # text, or an infinite float
             return 0
     return 0

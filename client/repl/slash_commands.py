@@ -17,6 +17,8 @@ from typing import Any
 from coding_harness.client.render.history import print_history
 from coding_harness.client.render.sanitize import one_line, visible
 from coding_harness.client.render.style import Style
+from coding_harness.client.repl.map_command import USAGE as MAP_USAGE
+from coding_harness.client.repl.map_command import MapCommand
 from coding_harness.client.repl.mcp_command import USAGE as MCP_USAGE
 from coding_harness.client.repl.mcp_command import McpCommand
 from coding_harness.client.repl.memory_command import MemoryCommand
@@ -188,6 +190,7 @@ class SlashCommands(_AgentCommands):
             "/summary": ("the agent reads the source files and summarises them", self._summary),
             "/skills": ("the skills that /<name> [task] loads", self._skills),
             "/plan": ("the session's plan, each step checked against the files", self._plan),
+            "/map": (MAP_USAGE, MapCommand(conn, session, style)),
             "/memory": (
                 "/memory [rm N|clear|add TEXT|edit]: the project's notes from earlier turns",
                 MemoryCommand(conn, session, style),

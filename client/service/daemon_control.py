@@ -18,6 +18,7 @@ from coding_harness.protocol.version import __version__
 
 USAGE = (
     "usage: harness daemon start|stop|restart|status|install|uninstall\n"
+    "       harness daemon status --json\n"
     "       harness daemon logs [-n N] [-f]"
 )
 
@@ -28,6 +29,8 @@ def main(argv: list[str]) -> int:
         from coding_harness.client.service.daemon_logs import main as logs_main
 
         return logs_main(rest)
+    if action == "status" and rest == ["--json"]:
+        return _status(as_json=True)
     handlers = {
         "start": start,
         "stop": stop,
@@ -63,10 +66,10 @@ def restart() -> int:
     return code if code != exit_codes.OK else start()
 
 
-def _status() -> int:
+def _status(*, as_json: bool = False) -> int:
     from coding_harness.client.service.daemon_status import status
 
-    return status()
+    return status(as_json=as_json)
 
 
 def _install() -> int:

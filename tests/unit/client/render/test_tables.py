@@ -105,3 +105,13 @@ def test_tokens_table_shows_totals_the_cached_share_rates_and_tiny_costs() -> No
     assert "500 (25%)" in text
     assert "$0.0000123" in text
     assert "fast rates per 1M tokens: input $0.15, output $0.6" in text
+
+
+def test_context_table_has_a_repo_map_row_only_when_the_map_counts() -> None:
+    with_map = printed(render_context_table, {**CONTEXT, "repo_map_tokens": 1012}, color=False)
+    row = next(line for line in with_map.splitlines() if "repo map" in line)
+    assert "1,012" in row and "/map shows it" in row
+    for absent in (0, None, "x", float("inf")):
+        text = printed(render_context_table, {**CONTEXT, "repo_map_tokens": absent}, color=False)
+        assert "repo map" not in text
+    assert "repo map" not in printed(render_context_table, CONTEXT, color=False)  # older daemon
