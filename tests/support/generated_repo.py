@@ -17,9 +17,9 @@ Ignored files define `g...` names and call the popular names, so an index that
 reads them shows extra definitions and references.
 
 `GeneratedRepo` holds paths relative to the root, POSIX style. `references` lists
-what each language's stock tags query sees; calls that query misses (C's query
-has no references, TypeScript's no calls, Rust's no `Type::default()`) are in
-`untagged` instead. The generation is deterministic for a seed.
+what each language's stock tags query sees (TypeScript's: JavaScript's and its
+own); uses that query misses (C's query has no references, Rust's no
+`Type::default()`) are in `untagged` instead. The generation is deterministic for a seed.
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ A line `@BODY@` (or `@FUNCTIONS@`) stands for the body (or the functions), at th
 line's indentation.
 
 `tags_calls` and `tags_constructs` say whether that grammar's stock tags query
-(`TAGS_QUERY`) sees a call or a construction as a reference: C's query has no
-references at all, TypeScript's none for calls, Rust's none for `Type::default()`.
+(`TAGS_QUERY`; for TypeScript JavaScript's followed by TypeScript's, which only adds
+to it, as the grammar's own tree-sitter.json lists them) sees a call or a
+construction as a reference: C's query has no references at all, Rust's none for
+`Type::default()`.
 """
 
 from __future__ import annotations
@@ -154,12 +156,10 @@ export function @NAME@(text, limit) {
     tags_constructs=True,
 )
 
-# TypeScript's own tags query finds a function only by a signature, a class only
-# when abstract: an overload signature comes just before each implementation.
 TYPESCRIPT = Syntax(
     extension="ts",
     header="// Rows of @PKG@: parsing, scoring and rendering.\n",
-    klass="""export abstract class @CLS@ {
+    klass="""export class @CLS@ {
     count: number = @N@;
     label: string = "@W@";
 
@@ -173,7 +173,6 @@ TYPESCRIPT = Syntax(
 }
 """,
     function="""/** @DOC@ */
-export function @NAME@(text: string, limit: number): number;
 export function @NAME@(text: string, limit: number): number {
     let total: number = 0;
     @BODY@
@@ -193,7 +192,7 @@ export function @NAME@(text: string, limit: number): number {
     total += @N@;
 }""",
     ),
-    tags_calls=False,
+    tags_calls=True,
     tags_constructs=True,
 )
 
