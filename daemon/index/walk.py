@@ -59,7 +59,7 @@ class _Layer:
     rank: int  # the precedence of its kind: 0 first
     depth: int  # how deep its folder lies: deeper first within a kind
     prefix: str  # its folder, workspace-relative with a trailing '/', '' at the root
-    spec: pathspec.GitIgnoreSpec
+    rules: tuple[tuple[re.Pattern[str], bool], ...]  # (regex, ignores), last rule first
     quick: re.Pattern[str]  # matches what any rule matches: most paths need no more
 
 
@@ -67,15 +67,21 @@ _Layers = tuple[_Layer, ...]  # in precedence order: the first one that matches 
 
 
 def walk_workspace(
-    root: Path, *, max_files: int = MAX_FILES, ignore_names: Sequence[str] = (GIT_IGNORE,)
+    root: Path,
+    *,
+    max_files: int = MAX_FILES,
+    ignore_names: Sequence[str] = (GIT_IGNORE,),
+    under: str = "",
 ) -> Walk:
     """The regular files under `root` that are neither hidden nor ignored.
 
     `ignore_names`: the ignore files read in every folder, highest precedence first.
+    `under`: walk only this folder ('' or workspace-relative ending in '/'), named
+    explicitly, so searched even if ignored; the ignore files above it still apply.
     """
     base = os.fspath(root)
     files: list[SourceFile] = []
-    pending: list[tuple[str, _Layers]] = [("", _exclude_layers(base, len(ignore_names)))]
+    pending: list[tuple[str, _Layers]] = [(under, _layers_above(base, under, ignore_names))]
     while pending:
         prefix, inherited = pending.pop()
         layers = _with_folder(inherited, base, prefix, ignore_names)
@@ -127,8 +133,10 @@ def ignored(layers: _Layers, rel: str) -> bool:
     """Whether the rules ignore `rel` (a folder ends with '/')."""
     for layer in layers:  # each lies in a folder above `rel`
         sub = rel[len(layer.prefix) :]
-        if layer.quick.search(sub) and (include := layer.spec.check_file(sub).include) is not None:
-            return include
+        if layer.quick.search(sub):
+            for regex, ignores in layer.rules:
+                if regex.search(sub):
+                    return ignores
     return False
 
 
@@ -136,9 +144,14 @@ class IgnoreCheck:
     """Answers "is this file ignored?" for scattered paths (the symlinks grep names),
     reading each folder's ignore files once."""
 
-    def __init__(self, root: Path, ignore_names: Sequence[str] = (GIT_IGNORE,)) -> None:
+    def __init__(
+        self, root: Path, ignore_names: Sequence[str] = (GIT_IGNORE,), under: str = ""
+    ) -> None:
+        """`under`: the folder a search was started in ('' or ending in '/'): named
+        explicitly, it and the folders above it are not left out."""
         self._base = os.fspath(root)
         self._names = tuple(ignore_names)
+        self._under = under
         top = _exclude_layers(self._base, len(self._names))
         self._folders: dict[str, _Layers | None] = {
             "": _with_folder(top, self._base, "", self._names)
@@ -157,10 +170,21 @@ class IgnoreCheck:
         parent, _, name = prefix[:-1].rpartition("/")
         above = self._layers(parent + "/" if parent else "")
         layers = None
-        if above is not None and not is_hidden_name(name) and not ignored(above, prefix):
+        named = self._under.startswith(prefix)
+        if above is not None and (named or not (is_hidden_name(name) or ignored(above, prefix))):
             layers = _with_folder(above, self._base, prefix, self._names)
         self._folders[prefix] = layers
         return layers
+
+
+def _layers_above(base: str, under: str, names: Sequence[str]) -> _Layers:
+    """The rules of the ignore files in the folders above `under`."""
+    layers = _exclude_layers(base, len(names))
+    prefix = ""
+    for part in under.split("/")[:-1]:
+        layers = _with_folder(layers, base, prefix, names)
+        prefix += part + "/"
+    return layers
 
 
 def _with_folder(inherited: _Layers, base: str, prefix: str, names: Sequence[str]) -> _Layers:
@@ -181,12 +205,19 @@ def _exclude_layers(base: str, rank: int) -> _Layers:
 
 
 def _layer(lines: list[str], *, rank: int, depth: int, prefix: str) -> _Layer:
+    """pathspec's regular expressions for the rules, made to match a path itself only:
+    its `(?P<ps_d>/)` also matches what lies below a folder, which the walk never sees
+    (it does not enter an ignored folder) but a search started inside one does."""
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    regexes = [rule.regex for rule in spec.patterns if rule.include is not None and rule.regex]
-    # One search over all the rules; the group pathspec names in each is unnamed here.
-    joined = "|".join(f"(?:{regex.pattern})" for regex in regexes).replace("(?P<ps_d>", "(?:")
-    quick = re.compile(joined or "(?!)", regexes[0].flags if regexes else 0)
-    return _Layer(rank=rank, depth=depth, prefix=prefix, spec=spec, quick=quick)
+    rules = [
+        (rule.regex.pattern.replace("(?P<ps_d>/)", "/$"), rule.regex.flags, rule.include)
+        for rule in spec.patterns
+        if rule.include is not None and rule.regex is not None
+    ]
+    compiled = tuple((re.compile(text, flags), bool(ignores)) for text, flags, ignores in rules)
+    joined = "|".join(f"(?:{text})" for text, _, _ in rules)
+    quick = re.compile(joined or "(?!)", rules[0][1] if rules else 0)
+    return _Layer(rank=rank, depth=depth, prefix=prefix, rules=compiled[::-1], quick=quick)
 
 
 def _read_rules(path: str) -> list[str]:

@@ -4,13 +4,18 @@ The search never runs inside the daemon. ripgrep (`rg`, shipped by the `ripgrep`
 package) runs through `run_process`, so a pattern that would take hours holds neither
 the event loop nor the interpreter: it costs its own time limit at most, and
 cancelling the turn kills it. Patterns are Rust `regex` syntax (ripgrep's), which
-matches in linear time and has no look-around or back-references.
+matches in linear time and has no look-around or back-references. Without `rg` the
+search runs the same way in a Python child (`grep_fallback.py`, Python `re` syntax),
+and the result says so.
 
 What is searched follows the file tools' rules: the start path is resolved inside the
 workspace and must not be hidden; hidden names (dotfiles, `~` backups, `#...#`) are
 neither searched nor shown; the walk follows no symlink, and a symlink to a regular file
 inside the workspace (listed by `find`, resolved and checked here) is searched under its
-own name; binary files and files over 8 MB are skipped; the output is capped.
+own name; binary files and files over 8 MB are skipped; the output is capped. Ignore
+files are obeyed as ripgrep obeys them (`.gitignore` at every level, also outside a git
+repository, `.ignore`, `.rgignore`), and a symlink they ignore is not searched; a file
+or folder named as the start path is searched even when ignored.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coding_harness.daemon.index.walk import RIPGREP_IGNORES, IgnoreCheck
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import read_regular
 from coding_harness.daemon.tools.shell.process import ProcessResult, run_process
@@ -40,7 +46,7 @@ _MAX_LINKS = 200
 _HIDDEN_GLOBS = ("--glob=!*~", "--glob=!#*#")  # ripgrep leaves dotfiles out by itself
 _RG_OPTIONS = (
     "--no-config",  # no RIPGREP_CONFIG_PATH
-    "--no-ignore",  # every file, as before: no .gitignore, .ignore or .rgignore is obeyed
+    "--no-require-git",  # .gitignore files count outside a git repository too
     "--no-messages",  # an unreadable file is skipped quietly
     *_HIDDEN_GLOBS,
     "--glob=!*\n*",  # a name with a line break could forge an output line
@@ -57,6 +63,11 @@ _RG_OPTIONS = (
     f"--max-columns={_RG_COLUMNS}",
     "--max-columns-preview",
 )
+_FALLBACK = ("-I", "-m", "coding_harness.daemon.tools.grep_fallback")
+_FALLBACK_NOTE = (
+    "[ripgrep ('rg') is missing, so this search ran in Python: the pattern was read as "
+    "Python regex syntax. Install ripgrep with '{python} -m pip install ripgrep']"
+)
 _FIND_HIDDEN = ("(", "-name", ".*", "-o", "-name", "*~", "-o", "-name", "#*#", ")")
 
 
@@ -71,34 +82,51 @@ class _SearchTimedOut(Exception):
     """The search ran past its time limit."""
 
 
-def find_ripgrep() -> str:
+def find_ripgrep() -> str | None:
     """The `rg` next to the daemon's Python (the package's copy), else on PATH."""
     beside = Path(sys.executable).parent / "rg"
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
-    found = shutil.which("rg")
-    if found is None:
-        raise ToolRefusal(
-            f"grep is unavailable: the ripgrep program 'rg' is neither next to "
-            f"{sys.executable} nor on PATH. Install it with "
-            f"'{sys.executable} -m pip install ripgrep' (or the system's ripgrep package); "
-            "meanwhile use list_dir and read_file"
-        )
-    return found
+    return shutil.which("rg")
 
 
 async def grep(
-    workspace: Workspace, pattern: str, path: str, time_limit: float = GREP_TIME_LIMIT
+    workspace: Workspace,
+    pattern: str,
+    path: str,
+    time_limit: float = GREP_TIME_LIMIT,
+    use_ripgrep: bool | None = None,
 ) -> str:
-    """Matching lines as `path:line:text` under a folder or in one file."""
+    """Matching lines as `path:line:text` under a folder or in one file.
+
+    `use_ripgrep`: None runs ripgrep when it is there, else the Python fallback;
+    True insists on ripgrep, False runs the fallback (tests, the bench).
+    """
     _check_pattern(pattern)
-    rg = find_ripgrep()
+    rg = None if use_ripgrep is False else find_ripgrep()
+    if rg is None and use_ripgrep:
+        raise ToolRefusal(
+            f"grep is unavailable: the ripgrep program 'rg' is neither next to "
+            f"{sys.executable} nor on PATH. Install it with "
+            f"'{sys.executable} -m pip install ripgrep' (or the system's ripgrep package)"
+        )
+    text = await _search(workspace, pattern, path, time_limit, rg)
+    return text if rg else f"{text}\n{_FALLBACK_NOTE.format(python=sys.executable)}"
+
+
+async def _search(
+    workspace: Workspace, pattern: str, path: str, time_limit: float, rg: str | None
+) -> str:
     target, is_dir = await asyncio.to_thread(_start, workspace, path)
     deadline = asyncio.get_running_loop().time() + time_limit
+    if rg is None:
+        program = [sys.executable, *_FALLBACK, pattern]
+    else:
+        program = [rg, *_RG_OPTIONS, "--regexp", pattern, "--"]
     try:
         links = await _linked_files(workspace, target, time_limit) if is_dir else []
         left = deadline - asyncio.get_running_loop().time()
-        argv = [rg, *_RG_OPTIONS, "--regexp", pattern, "--", target, *links]
+        argv = [*program, target, *links]
         result = await run_process(argv, workspace.root, max(left, 0.0), _CAPTURE_CHARS)
     except _SearchTimedOut:
         return _timed_out([], time_limit)
@@ -152,14 +180,18 @@ async def _linked_files(workspace: Workspace, target: str, time_limit: float) ->
     if len(output) > _CAPTURE_CHARS:  # cut: only the head is whole
         output = output[: _CAPTURE_CHARS // 2]
     names = output.split("\x00")[:-1]  # the last piece is empty or cut off
-    return await asyncio.to_thread(_searchable_links, workspace, names[:_MAX_LINKS])
+    return await asyncio.to_thread(_searchable_links, workspace, target, names)
 
 
-def _searchable_links(workspace: Workspace, names: list[str]) -> list[str]:
-    kept = []
+def _searchable_links(workspace: Workspace, target: str, names: list[str]) -> list[str]:
+    start = target.removeprefix(".").removeprefix("/")
+    ignores = IgnoreCheck(workspace.root, RIPGREP_IGNORES, f"{start}/" if start else "")
+    kept: list[str] = []
     for name in names:
+        if len(kept) >= _MAX_LINKS:
+            break
         real = Path(os.path.realpath(workspace.root / name))
-        if "\n" in name or not workspace.contains(real):
+        if "\n" in name or not workspace.contains(real) or ignores.ignored(name[2:]):
             continue
         try:
             check_not_hidden(real.relative_to(workspace.root))
@@ -245,7 +277,7 @@ def _raise_failure(result: ProcessResult, pattern: str) -> None:
     if result.exit_code in (2, 127):  # 127: it could not be started
         raise ToolRefusal(f"grep failed: {message[:2000]}")
     how = "was stopped" if result.exit_code is None else f"exited with {result.exit_code}"
-    raise ToolRefusal(f"grep failed: ripgrep {how} on this pattern; try a simpler pattern")
+    raise ToolRefusal(f"grep failed: the search {how} on this pattern; try a simpler pattern")
 
 
 def _clip(line: str) -> str:

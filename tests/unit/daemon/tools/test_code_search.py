@@ -143,13 +143,45 @@ def test_grep_refuses_paths_outside_and_links_out(workspace: Workspace) -> None:
     assert grep(workspace, "root:|SECRET", ".").startswith("no matches")
 
 
-def test_grep_names_the_fix_when_ripgrep_is_missing(
+def test_without_ripgrep_grep_runs_in_python_and_says_so(
     workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sys, "executable", str(tmp_path / "nowhere" / "python3"))
-    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    with monkeypatch.context() as patch:
+        patch.setattr(sys, "executable", str(tmp_path / "nowhere" / "python3"))
+        patch.setenv("PATH", str(tmp_path / "nowhere"))
+        assert code_search.find_ripgrep() is None
+    monkeypatch.setattr(code_search, "find_ripgrep", lambda: None)
+    lines = grep(workspace, r"(?<=def )main", ".").splitlines()  # look-behind: Python's re
+    assert lines[0] == "src/app.py:1:def main():"
+    assert lines[1].startswith("[ripgrep ('rg') is missing")
+    assert "Python regex syntax" in lines[1]
+    assert "pip install ripgrep" in lines[1]
+    assert len(lines) == 2
     with pytest.raises(ToolRefusal, match=r"'rg' is neither next to .* pip install ripgrep"):
-        grep(workspace, "x", ".")
+        grep(workspace, "x", ".", use_ripgrep=True)
+
+
+def test_grep_obeys_ignore_files_at_every_level_outside_a_git_repository(
+    workspace: Workspace,
+) -> None:
+    root = workspace.root
+    for rel in ("build/out.txt", "src/gen/made.py", "src/kept.py", "src/skip.tmp", "a.log"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("needle\n")
+    (root / ".gitignore").write_text("build/\n*.log\n")
+    (root / "src" / ".gitignore").write_text("/gen/\n*.tmp\n")
+    (root / ".ignore").write_text("!a.log\n")
+    (root / "vendor").mkdir()
+    (root / "vendor" / "lib.txt").write_text("needle\n")
+    (root / ".rgignore").write_text("vendor/\n")
+    (root / "build" / "alias.txt").symlink_to("../src/kept.py")
+    assert grep(workspace, "needle", ".").splitlines() == ["a.log:1:needle", "src/kept.py:1:needle"]
+    # named as the start, an ignored file or folder is searched all the same
+    assert grep(workspace, "needle", "src/skip.tmp") == "src/skip.tmp:1:needle"
+    assert grep(workspace, "needle", "build").splitlines() == [
+        "build/alias.txt:1:needle",
+        "build/out.txt:1:needle",
+    ]
 
 
 def test_a_catastrophic_pattern_is_answered_at_once(workspace: Workspace) -> None:
