@@ -27,6 +27,7 @@ from typing import Any
 import psutil
 
 from coding_harness.daemon.config.loader import ConfigCache
+from coding_harness.daemon.index.hub import IndexHub
 from coding_harness.daemon.mcp.hub import McpHub, user_servers
 from coding_harness.daemon.methods import MethodParts, build_methods
 from coding_harness.daemon.providers.pool import ProviderPool, pool_key
@@ -45,6 +46,7 @@ from coding_harness.daemon.tools.shell.containment import command_keeper
 from coding_harness.daemon.tools.shell.leftovers import RECORD_NAME, LeftoverRecord
 from coding_harness.daemon.turns.runner import TurnRunner
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
+from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import PROTOCOL_VERSION, __version__
 
 log = logging.getLogger(__name__)
@@ -85,8 +87,13 @@ class Daemon:
         self._state_lock = StateLock(self.store_path)
         self.keeper = command_keeper()
         self.mcp = McpHub(self._announce_on)
+        self.index = IndexHub(state_dir, self._announce_index)
         self.turns = TurnRunner(
-            configs=self.configs, pool=self.pool, build_tools=build_tools, mcp=self.mcp
+            configs=self.configs,
+            pool=self.pool,
+            build_tools=build_tools,
+            mcp=self.mcp,
+            index=self.index,
         )
         self._stop = asyncio.Event()
         self._background: set[asyncio.Future[Any]] = set()
@@ -149,6 +156,7 @@ class Daemon:
             self._withdraw()
             await self._drain()
             await self.mcp.stop_all()
+            await self.index.close()
             keeping.cancel()
             self.keeper.close()
             await self.server.close()
@@ -165,6 +173,12 @@ class Daemon:
             return False
         session.emit(kind, data)
         return True
+
+    def _announce_index(self, root: Path, data: dict[str, Any]) -> None:
+        """Tell the sessions on a workspace how its code index is doing."""
+        for session in self.sessions.all():
+            if session.cwd == root:
+                session.emit(EventKind.INDEX_STATE, data)
 
     def _harden(self) -> None:
         """Before anything is served: close this process to its user's other processes,
@@ -244,6 +258,7 @@ class Daemon:
             "log_file": str(service.log_file) if service.log_file else None,
             "drain_seconds": self.drain_seconds,
             "stopping": self.stopping,
+            "indexes": self.index.status(),
         }
 
     def discovery_record(self) -> dict[str, Any]:

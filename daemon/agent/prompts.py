@@ -31,7 +31,9 @@ ending in ~, or wrapped in #...#) are off limits.
 
 How to work:
 - Look before you change anything: list_dir and grep to find the code,
-  read_file to see the exact current text of a file.
+  find_symbol to see where a name is defined and used, read_file to see the
+  exact current text of a file. The repository map at the end, when there is
+  one, shows the most relevant definitions.
 - For work with several steps, call commit_plan first with one step per line,
   naming the files each step will touch. The plan guides you; change it by
   calling commit_plan again when you learn something new.

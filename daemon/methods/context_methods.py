@@ -1,4 +1,4 @@
-"""`session.context`, `session.compact`, `plan.get` and `skills.list`.
+"""`session.context`, `session.map`, `session.compact`, `plan.get` and `skills.list`.
 
 What the model's context holds and how big it is (estimated: the system prompt
 as the next turn builds it, the project's notes section included, the tool
@@ -22,6 +22,12 @@ from coding_harness.daemon.context.compactor import context_limit
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plans import plan_status
 from coding_harness.daemon.context.window import context_table, tokens
+from coding_harness.daemon.index.session_map import (
+    SessionMap,
+    conversation_texts,
+    session_map,
+    with_repo_map,
+)
 from coding_harness.daemon.methods.lookup import session_of, session_profile
 from coding_harness.daemon.methods.params import refuse_tool_children, text, workspace_folder
 from coding_harness.daemon.methods.parts import MethodParts
@@ -43,13 +49,27 @@ async def session_context(parts: MethodParts, conn: Connection, session: Any) ->
     limit = context_limit(session_profile(parts, target), config)
     plan = parts.turns.plans.current(target, target.history)
     prompt = await asyncio.to_thread(turn_system_prompt, target.cwd, config, plan)
-    system = with_notes(prompt, _notes_section(parts, target))
+    found = await _map_of(parts, target)
+    system = with_repo_map(with_notes(prompt, _notes_section(parts, target)), found.map)
     tools = len(json.dumps(AGENT_TOOLS.schemas()))
     servers = parts.mcp.tool_sizes(config.mcp_servers)
     mcp_chars = sum(server["chars"] for server in servers)
     table = context_table(target.history, system_chars=len(system) + tools + mcp_chars, limit=limit)
     mcp = [{**server, "tokens": tokens(server["chars"])} for server in servers]
-    return {"session": target.id, **table, "mcp_servers": mcp}
+    return {"session": target.id, **table, "mcp_servers": mcp, "repo_map_tokens": found.tokens}
+
+
+async def _map_of(parts: MethodParts, session: Session) -> SessionMap:
+    """The repo map the session's next coding turn would carry."""
+    budget = parts.configs.get(session.cwd).agent.repo_map_tokens
+    texts = conversation_texts(session.history)
+    return await session_map(parts.turns.index, session.cwd, budget, texts)
+
+
+async def session_repo_map(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
+    target = session_of(parts, session)
+    found = await _map_of(parts, target)
+    return {"session": target.id, **found.to_wire()}
 
 
 def _notes_section(parts: MethodParts, session: Session) -> list[str]:
@@ -105,6 +125,7 @@ async def skills_list(
 
 HANDLERS: dict[str, Handler] = {
     m.SESSION_CONTEXT: session_context,
+    m.SESSION_MAP: session_repo_map,
     m.SESSION_COMPACT: session_compact,
     m.PLAN_GET: plan_get,
     m.SKILLS_LIST: skills_list,

@@ -36,6 +36,7 @@ from coding_harness.daemon.tools.shell.read_only import check_read_only
 from coding_harness.daemon.tools.web import fetch, search
 
 BUILTIN_TOOLS = ToolRegistry()
+FIND_SYMBOL = "find_symbol"
 
 _PATH = "Path relative to the workspace root; '.' is the root itself."
 _HIDDEN = "Hidden files (dotfiles, names ending in '~', '#...#') are off limits."
@@ -88,7 +89,8 @@ async def list_dir(ctx: ToolContext, *, path: str) -> str:
     "Search files for lines matching a regular expression, recursively under a folder or "
     "in one file. The syntax is Rust regex, as in ripgrep: like extended regular "
     "expressions plus \\d \\w \\s \\b and (?i), without look-around or back-references. "
-    "Prints 'path:line:text' per match. Binary and hidden files are skipped; symlinks "
+    "Prints 'path:line:text' per match. Binary and hidden files are skipped, and so are "
+    "files that .gitignore, .ignore or .rgignore leave out unless named as the path; symlinks "
     "leading out of the workspace are not followed; many matches are cut off with a note; "
     f"a search stops after {code_search.GREP_TIME_LIMIT:g} s.",
     [
@@ -99,6 +101,19 @@ async def list_dir(ctx: ToolContext, *, path: str) -> str:
 async def grep(ctx: ToolContext, *, pattern: str, path: str) -> str:
     limit = min(code_search.GREP_TIME_LIMIT, ctx.command_timeout)
     return await code_search.grep(ctx.workspace, pattern, path, time_limit=limit)
+
+
+@BUILTIN_TOOLS.tool(
+    FIND_SYMBOL,
+    "Find where a function, class, method or type is defined (path:line and its "
+    "signature) and which files use it, from the workspace's code index. Faster and "
+    "more precise than grep for a name; grep finds any text.",
+    [("name", "The exact name, e.g. 'parse_config' or 'HttpClient' (no dots, no arguments).")],
+)
+async def find_symbol(ctx: ToolContext, *, name: str) -> str:
+    if ctx.symbols is None:
+        raise ToolRefusal("find_symbol is not available in this turn; use grep")
+    return await ctx.symbols.find(name)
 
 
 @BUILTIN_TOOLS.tool(
@@ -211,7 +226,7 @@ def _every_tool() -> ToolRegistry:
 
 
 AGENT_TOOLS = _every_tool()
-READ_ONLY_TOOLS = ("read_file", "list_dir", "grep")
+READ_ONLY_TOOLS = ("read_file", "list_dir", "grep", FIND_SYMBOL)
 # The tools that write files: none is offered in the read-only mode.
 WRITE_TOOLS = ("propose_edit", "replace_text", "write_file")
 WRITE_REFUSED = (
@@ -223,8 +238,13 @@ WRITE_REFUSED = (
 
 def offered_tools(ctx: ToolContext) -> list[str]:
     """The tools a turn offers by default: web_search only with an engine, commit_plan
-    only with a plan keeper, the write tools not in the read-only mode."""
-    wanted = {WEB_SEARCH: ctx.search is not None, planning.COMMIT_PLAN: ctx.plans is not None}
+    only with a plan keeper, find_symbol only with a code index, the write tools not in
+    the read-only mode."""
+    wanted = {
+        WEB_SEARCH: ctx.search is not None,
+        planning.COMMIT_PLAN: ctx.plans is not None,
+        FIND_SYMBOL: ctx.symbols is not None,
+    }
     if ctx.read_only:
         wanted |= dict.fromkeys(WRITE_TOOLS, False)
     return [name for name in AGENT_TOOLS.names() if wanted.get(name, True)]

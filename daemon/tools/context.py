@@ -59,6 +59,12 @@ class PlanHooks(Protocol):
         ...
 
 
+class SymbolLookup(Protocol):
+    """The workspace's code index, as `find_symbol` asks it (`daemon/index/symbols.py`)."""
+
+    async def find(self, name: str) -> str: ...
+
+
 class BufferSource(Protocol):
     """The text an editor holds for a file, unsaved changes included."""
 
@@ -98,6 +104,8 @@ class ToolContext:
     buffers: BufferSource | None = None
     # Where run_shell and make check run (`shell/sandbox.py`); None: as they are.
     sandbox: Sandbox | None = None
+    # The workspace's code index for find_symbol; None keeps find_symbol out of the list.
+    symbols: SymbolLookup | None = None
 
     @property
     def accepts_edits(self) -> bool:

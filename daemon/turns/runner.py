@@ -36,6 +36,7 @@ from coding_harness.daemon.config.profiles import ConfigError, ProviderProfile
 from coding_harness.daemon.context.plan_book import PlanBook
 from coding_harness.daemon.context.turn_notes import NotesJob, NoteTakers, wants_notes
 from coding_harness.daemon.hooks.answers import HookHalt
+from coding_harness.daemon.index.hub import IndexHub
 from coding_harness.daemon.mcp.hub import McpHub
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.security.secrets import collect_secrets
@@ -73,10 +74,14 @@ class TurnRunner:
         pool: ProviderPool,
         build_tools: Callable[[ToolContext], ToolExecutor],
         mcp: McpHub | None = None,
+        index: IndexHub | None = None,
     ) -> None:
         self._configs = configs
         self.plans = PlanBook()
-        self._deps = TurnDeps(pool=pool, build_tools=build_tools, plans=self.plans, mcp=mcp)
+        self.index = index
+        self._deps = TurnDeps(
+            pool=pool, build_tools=build_tools, plans=self.plans, mcp=mcp, index=index
+        )
         self._lanes: dict[str, _Lane] = {}
         self._closing = False
         self.note_takers = NoteTakers(pool)

@@ -26,6 +26,9 @@ from coding_harness.daemon.context.plan_book import PlanBook, PlanKeeper
 from coding_harness.daemon.hooks.runner import HookRunner
 from coding_harness.daemon.hooks.tools import HookedTools
 from coding_harness.daemon.hooks.turn_hooks import prompt_context, turn_hooks, until_stopped
+from coding_harness.daemon.index.hub import IndexHub
+from coding_harness.daemon.index.session_map import conversation_texts, session_map, with_repo_map
+from coding_harness.daemon.index.symbols import IndexSymbols
 from coding_harness.daemon.mcp.executor import McpTools
 from coding_harness.daemon.mcp.hub import Lease, McpHub
 from coding_harness.daemon.providers.pool import ProviderPool
@@ -72,6 +75,8 @@ class TurnDeps:
     plans: PlanBook
     # The daemon's MCP servers; None offers no MCP tools.
     mcp: McpHub | None = None
+    # The daemon's code indexes; None: no repo map and no find_symbol.
+    index: IndexHub | None = None
     # Each session's notes section, as read at its first turn: session id -> (project, lines).
     notes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
 
@@ -183,6 +188,11 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
         request.text, request.kind, config.agent.classify, parts.ask, events
     )
     state.route = decision.route
+    if decision.route != "general":
+        texts = conversation_texts(session.history, request.text)
+        budget = config.agent.repo_map_tokens
+        found = await session_map(deps.index, session.cwd, budget, texts)
+        working[0]["content"] = with_repo_map(str(working[0]["content"]), found.map)
     text = request_text(request.text, request.kind, home=home_dir(), cwd=session.cwd)
     search = parts.search
     leak = parts.secrets.leak_in(text) if search is not None else None
@@ -235,6 +245,8 @@ def _assemble(deps: TurnDeps, turn: Turn, lease: Lease) -> _Parts:
     working, recorder = state.working, state.recorder
     keeper = PlanKeeper(deps.plans, session, recorder, lambda: working[1:])
     context = tool_context(session, request, config, state.outcome, plans=keeper, events=recorder)
+    if deps.index is not None:
+        context.symbols = IndexSymbols(deps.index, session.cwd)
     tools: ToolExecutor = deps.build_tools(context)
     if lease.offered:
         tools = McpTools(tools, lease.offered, context)

@@ -108,7 +108,8 @@ def test_only_tools_offers_and_runs_a_subset(tmp_path: Path) -> None:
     ctx, _ = make_ctx(tmp_path)
     (tmp_path / "a.py").write_text("A\n")
     tools = OnlyTools(build_tools(ctx), READ_ONLY_TOOLS)
-    assert [s["function"]["name"] for s in tools.schemas()] == list(READ_ONLY_TOOLS)
+    offered = [name for name in READ_ONLY_TOOLS if name != "find_symbol"]  # no code index here
+    assert [s["function"]["name"] for s in tools.schemas()] == offered
     assert asyncio.run(tools.execute(call(args='{"path": "a.py"}'))) == "A\n"
     refused = asyncio.run(tools.execute(call("run_shell", '{"command": "ls"}')))
     assert refused.startswith("Error: 'run_shell' is not available here")

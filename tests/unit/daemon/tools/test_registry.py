@@ -98,7 +98,8 @@ def test_builtin_tools_are_the_contract(tmp_path: Path) -> None:
         "replace_text": ["path", "old_text", "new_text"],
         "fetch_url": ["url"],
     }
-    assert BUILTIN_TOOLS.names() == [*signature, "web_search"]  # offered only with search on
+    # find_symbol is offered only with a code index, web_search only with search on.
+    assert sorted(BUILTIN_TOOLS.names()) == sorted([*signature, "find_symbol", "web_search"])
     assert [s["function"]["name"] for s in build_tools(ctx, ["grep"]).schemas()] == ["grep"]
 
 

@@ -1,0 +1,178 @@
+"""One workspace's code index: every source file's tags, and what ranks them.
+
+`CodeIndex.refresh` (blocking: run it in a worker thread) loads the stored rows
+the first time, walks the workspace (`walk.py`: hidden names skipped, nested
+.gitignore files honoured), re-parses only the files whose size or mtime
+changed, drops the ones that are gone, saves the difference and ranks the
+files again (`rank.py`). Only one refresh runs at a time. Readers (the repo map,
+`find_symbol`) take the data lock, which a refresh holds only while it applies
+what it parsed, so a long parse never holds them up.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from coding_harness.daemon.index.languages import language_of
+from coding_harness.daemon.index.parse_worker import parse_files
+from coding_harness.daemon.index.persist import IndexFile, StoredFile
+from coding_harness.daemon.index.rank import FileRanks, rank_files
+from coding_harness.daemon.index.tags import Definition
+from coding_harness.daemon.index.walk import walk_workspace
+
+MAX_SOURCE_FILES = 30_000  # files indexed; past it the rest of the tree is left out
+_WALK_LIMIT = 200_000  # entries the walk looks at to find them
+
+Progress = Callable[[int, int], None]  # (files parsed, files to parse)
+
+
+@dataclass(kw_only=True, slots=True, frozen=True)
+class Refresh:
+    parsed: int
+    removed: int
+    files: int
+    seconds: float
+    capped: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    path: str
+    definition: Definition
+
+
+class CodeIndex:
+    def __init__(self, root: Path, store: IndexFile | None = None) -> None:
+        self.root = root
+        self._store = store
+        self.files: dict[str, StoredFile] = {}
+        self.defined: dict[str, list[str]] = {}  # name -> paths defining it
+        self.used_by: dict[str, int] = {}  # name -> number of files referencing it
+        self.ranks = FileRanks.empty()
+        self.loaded = False
+        self.capped = False
+        self.data_lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
+
+    # -- refreshing ------------------------------------------------------
+    def refresh(
+        self, progress: Progress | None = None, stop: threading.Event | None = None
+    ) -> Refresh:
+        """Bring the index up to date with the files on disk (see the module's docstring)."""
+        with self._refresh_lock:
+            started = time.monotonic()
+            if not self.loaded:
+                self._load()
+            walk = walk_workspace(self.root, max_files=_WALK_LIMIT)
+            sources = [f for f in walk.files if language_of(f.path) is not None]
+            capped = walk.capped or len(sources) > MAX_SOURCE_FILES
+            current = {f.path: f for f in sources[:MAX_SOURCE_FILES]}
+            changed = [
+                path
+                for path, seen in current.items()
+                if (old := self.files.get(path)) is None
+                or (old.size, old.mtime_ns) != (seen.size, seen.mtime_ns)
+            ]
+            removed = [path for path in self.files if path not in current]
+
+            def parsed_so_far(done: int) -> None:
+                if progress is not None:
+                    progress(done, len(changed))
+
+            if progress is not None:
+                progress(0, len(changed))
+            parsed = parse_files(self.root, changed, parsed_so_far, stop)
+            fresh = {
+                path: StoredFile(
+                    size=current[path].size,
+                    mtime_ns=current[path].mtime_ns,
+                    language=language_of(path) or "",
+                    tags=tags,
+                )
+                for path, tags in parsed.items()
+            }
+            if fresh or removed or not self.loaded_ranks():
+                self._apply(fresh, removed)
+            if self._store is not None and (fresh or removed):
+                self._store.save(fresh, removed, whole=False)
+            self.capped = capped
+            return Refresh(
+                parsed=len(fresh),
+                removed=len(removed),
+                files=len(self.files),
+                seconds=time.monotonic() - started,
+                capped=capped,
+            )
+
+    def loaded_ranks(self) -> bool:
+        return len(self.ranks.paths) == len(self.files)
+
+    def _load(self) -> None:
+        stored = self._store.load() if self._store is not None else {}
+        with self.data_lock:
+            self.files = {}
+            self.defined, self.used_by = {}, {}
+            for path, entry in stored.items():
+                self._link(path, entry)
+        self.loaded = True
+
+    def _apply(self, fresh: dict[str, StoredFile], removed: list[str]) -> None:
+        with self.data_lock:
+            for path in removed:
+                self._unlink(path)
+            for path, entry in fresh.items():
+                self._unlink(path)
+                self._link(path, entry)
+        ranks = rank_files(self.files, self.defined, previous=self.ranks)
+        with self.data_lock:
+            self.ranks = ranks
+
+    def _link(self, path: str, entry: StoredFile) -> None:
+        self.files[path] = entry
+        for name in {d.name for d in entry.tags.definitions}:
+            self.defined.setdefault(name, []).append(path)
+        for name in entry.tags.references:
+            self.used_by[name] = self.used_by.get(name, 0) + 1
+
+    def _unlink(self, path: str) -> None:
+        entry = self.files.pop(path, None)
+        if entry is None:
+            return
+        for name in {d.name for d in entry.tags.definitions}:
+            paths = self.defined.get(name)
+            if paths is not None:
+                paths.remove(path)
+                if not paths:
+                    del self.defined[name]
+        for name in entry.tags.references:
+            left = self.used_by.get(name, 1) - 1
+            if left > 0:
+                self.used_by[name] = left
+            else:
+                self.used_by.pop(name, None)
+
+    # -- reading ---------------------------------------------------------
+    def definitions(self, name: str) -> list[Located]:
+        """Where `name` is defined, by path and line."""
+        with self.data_lock:
+            found = [
+                Located(path, definition)
+                for path in sorted(self.defined.get(name, ()))
+                for definition in self.files[path].tags.definitions
+                if definition.name == name
+            ]
+        return found
+
+    def referencing(self, name: str) -> list[tuple[str, int]]:
+        """The files that use `name`, with how often, most uses first."""
+        with self.data_lock:
+            found = [
+                (path, count)
+                for path, entry in self.files.items()
+                if (count := entry.tags.references.get(name, 0))
+            ]
+        return sorted(found, key=lambda item: (-item[1], item[0]))

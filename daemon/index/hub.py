@@ -1,0 +1,148 @@
+"""The daemon's code indexes: one per workspace, shared by every session on it.
+
+`IndexHub.current(root)` is what a turn calls as it starts. A workspace seen for
+the first time gets its index loaded and built in the background (a worker
+thread; many files are parsed in child processes), and the turn goes on without
+a map: it is not held up by a cold build. Once built, each call refreshes the
+index first (re-parsing only what changed, usually a few milliseconds) and
+returns it. One build or refresh runs per workspace at a time; a call that finds
+one running does not wait for a cold build, and waits for a refresh.
+
+`status()` reports, per workspace, the first build of this daemon's life: files
+parsed (`done` of `total`; after a restart only what changed since) and seconds.
+While a build runs, `index.state` events go to the sessions on the workspace
+when it starts, about once a second, and when it ends; `status()` feeds
+`harness daemon status`. Closing the hub stops the builds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coding_harness.daemon.index.code_index import CodeIndex, Refresh
+from coding_harness.daemon.index.persist import IndexFile, index_path
+
+log = logging.getLogger(__name__)
+
+PROGRESS_SECONDS = 1.0
+BUILDING, READY, FAILED = "building", "ready", "failed"
+
+# Told of a workspace's index state: (root, the `index.state` event's data).
+Announce = Callable[[Path, dict[str, Any]], None]
+
+
+@dataclass(kw_only=True, slots=True)
+class _Entry:
+    index: CodeIndex
+    state: str = BUILDING
+    done: int = 0
+    total: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    built: bool = False  # a first build finished (a later failure keeps the old data)
+    task: asyncio.Task[None] | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    last_told: float = 0.0
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "root": str(self.index.root),
+            "state": self.state,
+            "files": len(self.index.files),
+            "done": self.done,
+            "total": self.total,
+            "seconds": round(self.seconds, 3),
+            "error": self.error,
+        }
+
+
+class IndexHub:
+    def __init__(self, state_dir: Path | None, announce: Announce | None = None) -> None:
+        self._state_dir = state_dir
+        self._announce = announce
+        self._entries: dict[Path, _Entry] = {}
+
+    def entry_state(self, root: Path) -> dict[str, Any] | None:
+        entry = self._entries.get(root)
+        return entry.to_wire() if entry is not None else None
+
+    def index_of(self, root: Path) -> CodeIndex | None:
+        """The workspace's index as it is, without a refresh; None before its first build."""
+        entry = self._entries.get(root)
+        return entry.index if entry is not None and entry.built else None
+
+    def status(self) -> list[dict[str, Any]]:
+        return [entry.to_wire() for entry in self._entries.values()]
+
+    async def current(self, root: Path) -> CodeIndex | None:
+        """The workspace's index brought up to date, or None while its first build runs."""
+        entry = self._entries.get(root)
+        if entry is None:
+            entry = self._entries[root] = _Entry(index=CodeIndex(root, self._store(root)))
+        if entry.task is None or entry.task.done():
+            entry.task = asyncio.create_task(self._refresh(entry), name=f"index {root}")
+        if not entry.built:
+            return None
+        await asyncio.shield(entry.task)
+        return entry.index
+
+    async def built(self, root: Path) -> CodeIndex:
+        """The workspace's index once its first build ended (started if need be)."""
+        await self.current(root)
+        entry = self._entries[root]
+        while entry.task is not None and not entry.task.done():
+            await asyncio.shield(entry.task)
+        return entry.index
+
+    def _store(self, root: Path) -> IndexFile | None:
+        if self._state_dir is None:
+            return None
+        return IndexFile(index_path(self._state_dir, root), root)
+
+    async def _refresh(self, entry: _Entry) -> None:
+        started = time.monotonic()
+        loop = asyncio.get_running_loop()
+        first = not entry.built
+
+        def progress(done: int, total: int) -> None:
+            if not first:
+                return
+            entry.done, entry.total = done, total
+            entry.seconds = time.monotonic() - started
+            if time.monotonic() - entry.last_told >= PROGRESS_SECONDS:
+                entry.last_told = time.monotonic()
+                loop.call_soon_threadsafe(self._tell, entry)
+
+        try:
+            report: Refresh = await asyncio.to_thread(entry.index.refresh, progress, entry.stop)
+        except Exception as exc:  # a parser or disk fault: said once, the old data stays
+            log.exception("the code index of %s could not be refreshed", entry.index.root)
+            entry.state, entry.error = FAILED, f"the code index could not be built: {exc}"
+            entry.seconds = time.monotonic() - started
+            self._tell(entry)
+            return
+        entry.built, entry.state, entry.error = True, READY, None
+        if first:  # done and total stay the first build's: what the daemon's start cost
+            entry.seconds = report.seconds
+            entry.done = entry.total = report.parsed
+            self._tell(entry)
+
+    def _tell(self, entry: _Entry) -> None:
+        if self._announce is not None:
+            self._announce(entry.index.root, entry.to_wire())
+
+    async def close(self) -> None:
+        """Stop every build (child parsers are killed) and wait for the threads."""
+        tasks = []
+        for entry in self._entries.values():
+            entry.stop.set()
+            if entry.task is not None:
+                tasks.append(entry.task)
+        await asyncio.gather(*tasks, return_exceptions=True)

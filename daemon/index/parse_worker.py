@@ -1,0 +1,205 @@
+"""Parsing many files at once: in this thread for a few, in child processes for many.
+
+tree-sitter holds the interpreter lock while it parses, so a cold build of a big
+tree parses in `WORKERS` child processes (`python -m
+coding_harness.daemon.index.parse_worker ROOT`), each given its share of the paths
+on standard input (one JSON string per line) and answering one JSON line per file.
+JSON, not pickle: a child parses the repository's files, and what it sends back is
+read as data only. The children get no secret from the daemon's environment, and
+are killed when the build is cancelled or runs past its time limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from coding_harness.daemon.index.languages import grammar, language_of
+from coding_harness.daemon.index.tags import MAX_FILE_BYTES, Definition, FileTags, file_tags
+
+IN_PROCESS_UP_TO = 64  # files; more go to child processes
+WORKERS = max(1, min(2, os.cpu_count() or 1))
+BUILD_TIME_LIMIT = 900.0  # seconds for one batch in child processes
+_ENV_KEPT = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+
+Progress = Callable[[int], None]  # files parsed so far in this batch
+Parsed = dict[str, FileTags]
+
+
+class ParseCancelled(Exception):
+    """The batch was stopped (`stop` set) or ran past its time limit."""
+
+
+def tags_of(root: Path, path: str) -> FileTags:
+    """One file's tags; an unreadable file or unknown language gives empty tags."""
+    language = language_of(path)
+    if language is None:
+        return FileTags(skipped="not a known language")
+    try:
+        data = _read(root / path)
+    except OSError as exc:
+        return FileTags(skipped=f"unreadable: {exc.strerror or exc}")
+    return file_tags(data, grammar(language))
+
+
+def _read(path: Path) -> bytes:
+    """The file's bytes, up to past the parse limit; never through a symlink or a FIFO."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        return file.read(MAX_FILE_BYTES + 1)
+
+
+def parse_files(
+    root: Path,
+    paths: list[str],
+    progress: Progress | None = None,
+    stop: threading.Event | None = None,
+) -> Parsed:
+    """Every path's tags; `ParseCancelled` once `stop` is set."""
+    if len(paths) <= IN_PROCESS_UP_TO:
+        return _parse_here(root, paths, progress, stop)
+    return _parse_in_children(root, paths, progress, stop)
+
+
+def _parse_here(
+    root: Path, paths: list[str], progress: Progress | None, stop: threading.Event | None
+) -> Parsed:
+    parsed: Parsed = {}
+    for done, path in enumerate(paths, 1):
+        if stop is not None and stop.is_set():
+            raise ParseCancelled
+        parsed[path] = tags_of(root, path)
+        if progress is not None:
+            progress(done)
+    return parsed
+
+
+def _parse_in_children(
+    root: Path, paths: list[str], progress: Progress | None, stop: threading.Event | None
+) -> Parsed:
+    shares = [paths[i::WORKERS] for i in range(WORKERS)]
+    env = {name: os.environ[name] for name in _ENV_KEPT if name in os.environ}
+    argv = [sys.executable, "-m", "coding_harness.daemon.index.parse_worker", str(root)]
+    children = [
+        subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd="/",
+        )
+        for _ in shares
+    ]
+    parsed: Parsed = {}
+    lock = threading.Lock()
+
+    def count() -> None:
+        if progress is not None:
+            with lock:
+                progress(len(parsed))
+
+    threads = [
+        threading.Thread(target=_feed_and_read, args=(child, share, parsed, count), daemon=True)
+        for child, share in zip(children, shares, strict=True)
+    ]
+    deadline = time.monotonic() + BUILD_TIME_LIMIT
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.1)
+                if (stop is not None and stop.is_set()) or time.monotonic() > deadline:
+                    raise ParseCancelled
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+            for thread in threads:
+                thread.join(1.0)
+            if child.stdout is not None:
+                child.stdout.close()
+    for path in paths:  # a child that died left its files out
+        if path not in parsed:
+            parsed[path] = FileTags(skipped="the parser process stopped before this file")
+    return parsed
+
+
+def _feed_and_read(
+    child: subprocess.Popen[bytes], share: list[str], parsed: Parsed, count: Callable[[], None]
+) -> None:
+    assert child.stdin is not None and child.stdout is not None
+    feeder = threading.Thread(target=_feed, args=(child, share), daemon=True)
+    feeder.start()
+    expected = set(share)
+    for line in child.stdout:
+        try:
+            path, tags = _decode(json.loads(line))
+        except (ValueError, TypeError, KeyError, IndexError):
+            continue
+        if path in expected:
+            parsed[path] = tags
+            count()
+    feeder.join()
+
+
+def _feed(child: subprocess.Popen[bytes], share: list[str]) -> None:
+    assert child.stdin is not None
+    try:
+        with child.stdin:
+            for path in share:
+                child.stdin.write(json.dumps(path).encode() + b"\n")
+    except OSError:
+        pass  # the child died; its files are marked
+
+
+def _encode(path: str, tags: FileTags) -> str:
+    definitions = [[d.name, d.kind, d.line, d.signature] for d in tags.definitions]
+    return json.dumps([path, tags.skipped, definitions, tags.references])
+
+
+def _decode(row: Any) -> tuple[str, FileTags]:
+    path, skipped, definitions, references = row
+    tags = FileTags(
+        definitions=[
+            Definition(sys.intern(str(n)), str(k), int(line), str(s))
+            for n, k, line, s in definitions
+        ],
+        references={sys.intern(str(name)): int(count) for name, count in references.items()},
+        skipped=str(skipped),
+    )
+    return str(path), tags
+
+
+def _lines(stream: Any) -> Iterator[str]:
+    for raw in stream:
+        line = raw.strip()
+        if line:
+            yield line
+
+
+def main() -> None:
+    root = Path(sys.argv[1])
+    out = sys.stdout
+    for line in _lines(sys.stdin):
+        path = json.loads(line)
+        if not isinstance(path, str):
+            continue
+        out.write(_encode(path, tags_of(root, path)) + "\n")
+    out.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""The repo map: the most relevant definitions of the workspace, fitted to a budget.
+
+Files are scored by their global rank plus a rank personalised on the files and
+names the conversation mentions (`rank.py`); each definition by its file's score,
+how many files use its name, and whether the conversation names it. The best
+definitions are shown grouped by file, in the order of each file's best one, as
+`path:` then `  LINE: signature` lines; as many as fit in the budget (tokens
+estimated as characters / 4, as everywhere else). What the conversation mentions
+is found by matching its words against the index's paths and defined names.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from coding_harness.daemon.index.code_index import CodeIndex
+from coding_harness.daemon.index.rank import personalised
+
+CHARS_PER_TOKEN = 4
+CANDIDATE_FILES = 300  # the best files whose definitions compete for the map
+MENTION_BOOST = 10.0
+SCAN_CHARS = 200_000  # of the conversation, newest first, looked at for mentions
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,80}")
+_PATHLIKE = re.compile(r"[\w.\-/]+\.[A-Za-z0-9]{1,6}")
+
+HEADER = "The workspace's most relevant definitions (path, then line: signature):"
+
+
+@dataclass(frozen=True, slots=True)
+class Mentions:
+    files: frozenset[str]
+    names: frozenset[str]
+
+
+def mentions(index: CodeIndex, texts: Iterable[str]) -> Mentions:
+    """The indexed paths and defined names found in `texts` (newest first)."""
+    kept: list[str] = []
+    size = 0
+    for text in texts:
+        kept.append(text[: SCAN_CHARS - size])
+        size += len(kept[-1])
+        if size >= SCAN_CHARS:
+            break
+    joined = "\n".join(kept)
+    with index.data_lock:
+        names = {word for word in set(_WORD.findall(joined)) if word in index.defined}
+        files = set()
+        for candidate in set(_PATHLIKE.findall(joined)):
+            path = candidate.removeprefix("./")
+            if path in index.files:
+                files.add(path)
+    return Mentions(files=frozenset(files), names=frozenset(names))
+
+
+def repo_map(index: CodeIndex, budget_tokens: int, mentioned: Mentions | None = None) -> str:
+    """The map within `budget_tokens`; empty when nothing fits or nothing is indexed."""
+    if budget_tokens <= 0:
+        return ""
+    with index.data_lock:
+        lines = _ranked_lines(index, mentioned or Mentions(frozenset(), frozenset()))
+    return _fit(lines, budget_tokens * CHARS_PER_TOKEN)
+
+
+def _ranked_lines(index: CodeIndex, mentioned: Mentions) -> list[tuple[str, str]]:
+    """(path, line) pairs of definitions, best first."""
+    ranks = index.ranks
+    if not ranks.paths:
+        return []
+    seeds: dict[int, float] = {}
+    for path in mentioned.files:
+        if (at := ranks.position.get(path)) is not None:
+            seeds[at] = seeds.get(at, 0.0) + 1.0
+    for name in mentioned.names:
+        definers = index.defined.get(name, [])
+        for path in definers:
+            if (at := ranks.position.get(path)) is not None:
+                seeds[at] = seeds.get(at, 0.0) + 1.0 / len(definers)
+    local = personalised(ranks, seeds)
+    top_base = max(ranks.base) or 1.0
+    top_local = max(local.values(), default=0.0) or 1.0
+    scores = {at: base / top_base for at, base in enumerate(ranks.base)}
+    for at, value in local.items():
+        scores[at] += 5.0 * value / top_local
+    for path in mentioned.files:
+        if (at := ranks.position.get(path)) is not None:
+            scores[at] += 100.0  # a file the conversation names comes first
+    best = sorted(scores, key=lambda at: -scores[at])[:CANDIDATE_FILES]
+    scored: list[tuple[float, str, int, str]] = []
+    for at in best:
+        path = ranks.paths[at]
+        for definition in index.files[path].tags.definitions:
+            name = definition.name
+            used = math.log1p(index.used_by.get(name, 0)) / len(index.defined.get(name) or "x")
+            weight = scores[at] * (1.0 + used)
+            if definition.name in mentioned.names:
+                weight *= MENTION_BOOST
+            scored.append((-weight, path, definition.line, definition.signature))
+    scored.sort()
+    return [(path, f"{line}: {signature}") for _, path, line, signature in scored]
+
+
+def _fit(lines: list[tuple[str, str]], budget_chars: int) -> str:
+    """The longest best-first prefix of `lines` whose rendering fits the budget."""
+    low, high = 0, len(lines)
+    while low < high:  # the largest count that fits
+        middle = (low + high + 1) // 2
+        if len(_render(lines[:middle])) <= budget_chars:
+            low = middle
+        else:
+            high = middle - 1
+    return _render(lines[:low]) if low else ""
+
+
+def _render(lines: list[tuple[str, str]]) -> str:
+    by_file: dict[str, list[str]] = {}
+    for path, line in lines:
+        by_file.setdefault(path, []).append(line)
+    out = [HEADER]
+    for path, entries in by_file.items():
+        out.append(f"{path}:")
+        out.extend(f"  {entry}" for entry in sorted(entries, key=_line_number))
+    return "\n".join(out) + "\n"
+
+
+def _line_number(entry: str) -> int:
+    return int(entry.partition(":")[0])
+
+
+def tokens_of(text: str) -> int:
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN

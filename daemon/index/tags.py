@@ -1,0 +1,104 @@
+"""One file's tags: the names it defines (with line and signature) and those it uses.
+
+`file_tags` parses a file's bytes with its language's grammar and runs the tags
+query over the tree. A definition keeps its name, kind (`function`, `class`,
+`method`...), 1-based line and signature (the text of the line that names it,
+trimmed and capped); references are counted by name. A file is not parsed when
+it is larger than `MAX_FILE_BYTES` (generated or minified code) or looks binary,
+and the number of tags kept per file is capped, so a hostile file costs bounded
+time and memory.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from tree_sitter import Node, QueryCursor
+
+from coding_harness.daemon.index.languages import Grammar
+
+MAX_FILE_BYTES = 1_000_000
+MAX_DEFINITIONS = 2_000  # per file
+MAX_REFERENCE_NAMES = 5_000  # distinct names per file
+MAX_NAME_CHARS = 200
+SIGNATURE_CHARS = 160
+_MATCH_LIMIT = 10_000  # in-progress matches tree-sitter keeps; bounds a query's work
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    name: str
+    kind: str
+    line: int  # 1-based
+    signature: str
+
+
+@dataclass(kw_only=True, slots=True)
+class FileTags:
+    definitions: list[Definition] = field(default_factory=list)
+    references: dict[str, int] = field(default_factory=dict)  # name -> times used
+    skipped: str = ""  # why the file was not parsed, if it was not
+
+
+def file_tags(data: bytes, grammar: Grammar) -> FileTags:
+    """The tags of one file's bytes."""
+    if len(data) > MAX_FILE_BYTES:
+        return FileTags(skipped=f"larger than {MAX_FILE_BYTES:,} bytes")
+    if b"\x00" in data[:8192]:
+        return FileTags(skipped="binary")
+    tree = grammar.parser().parse(data)
+    cursor = QueryCursor(grammar.query, match_limit=_MATCH_LIMIT)
+    tags = FileTags()
+    for _, captures in cursor.matches(tree.root_node):
+        if "ignore" in captures:
+            continue
+        names = captures.get("name")
+        if not names:
+            continue
+        kind = _kind(captures)
+        if kind is None:
+            continue
+        role, what = kind
+        for node in names:
+            _add(tags, data, node, role, what)
+    return tags
+
+
+def _kind(captures: dict[str, list[Node]]) -> tuple[str, str] | None:
+    """('definition' | 'reference', KIND) from a match's capture names."""
+    for capture in captures:
+        role, dot, what = capture.partition(".")
+        if dot and role in ("definition", "reference"):
+            return role, what
+    return None
+
+
+def _add(tags: FileTags, data: bytes, node: Node, role: str, kind: str) -> None:
+    name = data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+    if not name or len(name) > MAX_NAME_CHARS or "\n" in name:
+        return
+    name = sys.intern(name)
+    if role == "reference":
+        count = tags.references.get(name)
+        if count is not None:
+            tags.references[name] = count + 1
+        elif len(tags.references) < MAX_REFERENCE_NAMES:
+            tags.references[name] = 1
+        return
+    if len(tags.definitions) < MAX_DEFINITIONS:
+        line = node.start_point.row + 1
+        tags.definitions.append(Definition(name, kind, line, _signature(data, node.start_byte)))
+
+
+def _signature(data: bytes, offset: int) -> str:
+    """The line around `offset`, trimmed and capped."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    end = data.find(b"\n", offset)
+    if end == -1:
+        end = len(data)
+    end = min(end, start + SIGNATURE_CHARS * 4)
+    text = data[start:end].decode("utf-8", "replace").strip()
+    if len(text) > SIGNATURE_CHARS:
+        text = text[: SIGNATURE_CHARS - 3].rstrip() + "..."
+    return text

@@ -1,0 +1,137 @@
+"""The warm code index end to end: the real daemon, a generated repository of eight
+languages, the fake model server over HTTP.
+
+A coding turn's system prompt carries the repo map once the index is built, led by
+the file the request names; find_symbol answers from the index; an edit and a
+deletion show at the next turn; a restarted daemon parses nothing again; two
+sessions on one workspace share one build.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from coding_harness.protocol.client import Connection
+from tests.integration.conftest import Sandbox
+from tests.support.fake_model_server import FakeModelServer, Reply
+from tests.support.generated_repo import GeneratedRepo, generate_repo
+from tests.support.processes import client, events_until_finished, start_daemon
+from tests.support.waiting import wait_for
+
+
+@pytest.fixture
+def repo(sandbox: Sandbox) -> GeneratedRepo:
+    return generate_repo(sandbox.workspace, 24, body_lines=6)
+
+
+@pytest.fixture
+def conn(sandbox: Sandbox, model: FakeModelServer, daemon: Any) -> Iterator[Connection]:
+    connection = client(sandbox.socket)
+    yield connection
+    connection.close()
+
+
+def open_session(conn: Connection, sandbox: Sandbox) -> str:
+    session = str(conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"])
+    conn.request("session.attach", {"session": session})
+    return session
+
+
+def ready_map(conn: Connection, session: str) -> dict[str, Any]:
+    def answer() -> dict[str, Any] | None:
+        found: dict[str, Any] = conn.request("session.map", {"session": session})
+        return found if found["state"] == "ready" else None
+
+    return wait_for(answer, "the code index to be built")
+
+
+def turn(conn: Connection, session: str, text: str) -> list[dict[str, Any]]:
+    conn.request("session.submit", {"session": session, "text": text})
+    return events_until_finished(conn)
+
+
+def system_prompt(model: FakeModelServer, request: int = -1) -> str:
+    return str(model.requests[request]["messages"][0]["content"])
+
+
+def test_a_coding_turn_carries_the_map_led_by_the_file_it_names(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection, repo: GeneratedRepo
+) -> None:
+    session = open_session(conn, sandbox)
+    found = ready_map(conn, session)
+    assert found["files"] == len(repo.files) and 0 < found["tokens"] <= found["budget"] == 1024
+    named = repo.files[-1]
+    model.add(Reply(content="Looked."))
+    events = turn(conn, session, f"explain what {named} does and fix the bug in it")
+    assert events[-1]["data"]["exit_code"] == 0
+    prompt = system_prompt(model)
+    section = prompt[prompt.index("<repo-map>") :]
+    assert section.splitlines()[2] == f"{named}:"
+    assert "find_symbol" in [t["function"]["name"] for t in model.requests[-1]["tools"]]
+    context = conn.request("session.context", {"session": session})
+    assert context["repo_map_tokens"] > 0
+
+
+def test_find_symbol_answers_from_the_index_and_follows_edits(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection, repo: GeneratedRepo
+) -> None:
+    session = open_session(conn, sandbox)
+    ready_map(conn, session)
+    name = repo.popular[0]
+    path, line = repo.definitions[name]
+    model.add(Reply(tool_calls=[("find_symbol", {"name": name})]), Reply(content="Found."))
+    turn(conn, session, f"refactor {name} in this project")
+    result = model.requests[-1]["messages"][-1]["content"]
+    assert f"{path}:{line}:" in result and "used in" in result
+    python = next(p for p in repo.files if p.endswith(".py"))
+    (sandbox.workspace / python).write_text("def freshly_added_helper():\n    return 42\n")
+    gone = next(p for p in repo.files if p.endswith(".go"))
+    gone_name = next(n for n, (p, _) in repo.definitions.items() if p == gone)
+    (sandbox.workspace / gone).unlink()
+    model.add(
+        Reply(
+            tool_calls=[
+                ("find_symbol", {"name": "freshly_added_helper"}),
+                ("find_symbol", {"name": gone_name}),
+            ]
+        ),
+        Reply(content="Done."),
+    )
+    turn(conn, session, "refactor freshly_added_helper in this project")
+    results = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert f"{python}:1: function: def freshly_added_helper():" in results[-2]
+    assert results[-1].startswith(
+        (f"no definition of {gone_name!r} found", f"no definition or use of {gone_name!r}")
+    )
+
+
+def test_a_restarted_daemon_reuses_the_index_and_sessions_share_one(
+    sandbox: Sandbox, model: FakeModelServer, daemon: subprocess.Popen[bytes], repo: GeneratedRepo
+) -> None:
+    with client(sandbox.socket) as first:
+        ready_map(first, open_session(first, sandbox))
+        status = first.request("daemon.status", {})["indexes"]
+        assert [(s["root"], s["state"], s["done"]) for s in status] == [
+            (str(sandbox.workspace), "ready", len(repo.files))
+        ]
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(timeout=10)
+    again = start_daemon(sandbox.socket, sandbox.env)
+    try:
+        with client(sandbox.socket) as one, client(sandbox.socket) as two:
+            sessions = [open_session(one, sandbox), open_session(two, sandbox)]
+            answers = [ready_map(c, s) for c, s in zip((one, two), sessions, strict=True)]
+            assert answers[0]["map"] == answers[1]["map"] != ""
+            status = one.request("daemon.status", {})["indexes"]
+            # One index for the workspace, and nothing parsed again after the restart.
+            assert [(s["state"], s["files"], s["done"]) for s in status] == [
+                ("ready", len(repo.files), 0)
+            ]
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=10)

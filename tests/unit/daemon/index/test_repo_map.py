@@ -1,0 +1,109 @@
+"""The repo map: fitted to its budget, led by what the conversation names; find_symbol's
+answer; the hub that builds once per workspace in the background."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coding_harness.daemon.index.code_index import CodeIndex
+from coding_harness.daemon.index.hub import IndexHub
+from coding_harness.daemon.index.repo_map import mentions, repo_map, tokens_of
+from coding_harness.daemon.index.session_map import conversation_texts, session_map
+from coding_harness.daemon.index.symbols import IndexSymbols, describe
+from coding_harness.daemon.tools.errors import ToolRefusal
+from tests.support.generated_repo import GeneratedRepo, generate_repo
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> GeneratedRepo:
+    return generate_repo(tmp_path_factory.mktemp("repo"), 40, body_lines=6)
+
+
+@pytest.fixture(scope="module")
+def index(repo: GeneratedRepo) -> CodeIndex:
+    built = CodeIndex(repo.root)
+    built.refresh()
+    return built
+
+
+@pytest.mark.parametrize("budget", [64, 256, 1024])
+def test_the_map_fits_its_budget(index: CodeIndex, budget: int) -> None:
+    text = repo_map(index, budget)
+    assert text and tokens_of(text) <= budget
+    assert len(text) > budget * 4 * 0.6 or budget >= 1024  # it uses the room it has
+
+
+def test_no_budget_no_map(index: CodeIndex) -> None:
+    assert repo_map(index, 0) == ""
+    assert repo_map(CodeIndex(Path("/nonexistent")), 1024) == ""
+
+
+def test_a_file_the_conversation_names_comes_first(repo: GeneratedRepo, index: CodeIndex) -> None:
+    plain = repo_map(index, 256)
+    quiet = next(path for path in reversed(repo.files) if f"\n{path}:" not in plain)
+    found = mentions(index, [f"please look at {quiet}, something is off there"])
+    assert found.files == {quiet}
+    text = repo_map(index, 256, found)
+    assert text.splitlines()[1] == f"{quiet}:"
+
+
+def test_a_name_the_conversation_uses_is_shown(repo: GeneratedRepo, index: CodeIndex) -> None:
+    plain = repo_map(index, 128)
+    name = next(n for n in repo.definitions if n not in plain)
+    text = repo_map(index, 128, mentions(index, [f"why does {name} fail?"]))
+    assert name in text
+
+
+def test_conversation_texts_read_messages_and_tool_calls_newest_first() -> None:
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "fix parse_row"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}],
+        },
+    ]
+    assert conversation_texts(history, "now") == ["now", '{"path": "a.py"}', "fix parse_row"]
+
+
+def test_find_symbol_gives_definitions_and_uses(repo: GeneratedRepo, index: CodeIndex) -> None:
+    name = repo.popular[0]
+    path, line = repo.definitions[name]
+    text = describe(index, name)
+    assert f"  {path}:{line}: " in text
+    users = sorted(repo.references[name])
+    assert f"used in {len(index.referencing(name))} files:" in text
+    assert any(f"  {user} (" in text for user in users)
+    assert "no definition or use of 'nothing_like_this'" in describe(index, "nothing_like_this")
+
+
+def test_find_symbol_refuses_what_is_not_a_name(tmp_path: Path) -> None:
+    symbols = IndexSymbols(IndexHub(None), tmp_path)
+    with pytest.raises(ToolRefusal, match="is not a name"):
+        asyncio.run(symbols.find("os.path.join(x)"))
+
+
+def test_the_hub_builds_once_in_the_background_and_tells_the_sessions(tmp_path: Path) -> None:
+    repo = generate_repo(tmp_path / "repo", 8, body_lines=4)
+    told: list[dict[str, Any]] = []
+
+    async def scenario() -> tuple[Any, Any, Any]:
+        hub = IndexHub(tmp_path / "state", lambda root, data: told.append(data))
+        first = await hub.current(repo.root)  # cold: not waited for
+        other = hub.current(repo.root)
+        built = await hub.built(repo.root)
+        again = await other
+        cold = await session_map(hub, repo.root, 512, ["hello"])
+        await hub.close()
+        return first, (built, again), cold
+
+    first, (built, again), answer = asyncio.run(scenario())
+    assert first is None and built is not None
+    assert again is None or again is built  # the same index, one build
+    assert [data["state"] for data in told] == ["building", "ready"]
+    assert told[-1]["files"] == 8
+    assert answer.state == "ready" and answer.map and answer.tokens <= 512
