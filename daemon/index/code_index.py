@@ -4,7 +4,8 @@
 the first time, walks the workspace (`walk.py`: hidden names skipped, nested
 .gitignore files honoured), re-parses only the files whose size or mtime
 changed, drops the ones that are gone, saves the difference and ranks the
-files again (`rank.py`). Only one refresh runs at a time. Readers (the repo map,
+files again (`rank.py`; or leaves that to `rerank`, later, when asked to). Only one
+refresh runs at a time. Readers (the repo map,
 `find_symbol`) take the data lock, which a refresh holds only while it applies
 what it parsed, so a long parse never holds them up.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from coding_harness.daemon.index.languages import language_of
 from coding_harness.daemon.index.parse_worker import parse_files
 from coding_harness.daemon.index.persist import IndexFile, StoredFile
-from coding_harness.daemon.index.rank import FileRanks, rank_files
+from coding_harness.daemon.index.rank import FileRanks, file_graph, rank_graph
 from coding_harness.daemon.index.tags import Definition
 from coding_harness.daemon.index.walk import walk_workspace
 
@@ -54,15 +55,22 @@ class CodeIndex:
         self.used_by: dict[str, int] = {}  # name -> number of files referencing it
         self.ranks = FileRanks.empty()
         self.loaded = False
+        self.stale = True  # the ranks are not those of the current tags
         self.capped = False
         self.data_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
 
     # -- refreshing ------------------------------------------------------
     def refresh(
-        self, progress: Progress | None = None, stop: threading.Event | None = None
+        self,
+        progress: Progress | None = None,
+        stop: threading.Event | None = None,
+        rank: bool = True,
     ) -> Refresh:
-        """Bring the index up to date with the files on disk (see the module's docstring)."""
+        """Bring the index up to date with the files on disk (see the module's docstring).
+
+        `rank=False` leaves the ranks as they were (`stale` says whether they are) for
+        `rerank` to bring up to date later: a one-file update need not wait for them."""
         with self._refresh_lock:
             started = time.monotonic()
             if not self.loaded:
@@ -95,8 +103,10 @@ class CodeIndex:
                 )
                 for path, tags in parsed.items()
             }
-            if fresh or removed or not self.loaded_ranks():
+            if fresh or removed:
                 self._apply(fresh, removed)
+            if rank and self.stale:
+                self._rank()
             if self._store is not None and (fresh or removed):
                 self._store.save(fresh, removed, whole=False)
             self.capped = capped
@@ -108,8 +118,19 @@ class CodeIndex:
                 capped=capped,
             )
 
-    def loaded_ranks(self) -> bool:
-        return len(self.ranks.paths) == len(self.files)
+    def rerank(self) -> None:
+        """Rank the files again if what they define or use changed since the last ranking."""
+        with self._refresh_lock:
+            if self.stale:
+                self._rank()
+
+    def _rank(self) -> None:
+        with self.data_lock:  # the graph is read from the tags; the iteration needs no lock
+            graph = file_graph(self.files, self.defined)
+            self.stale = False
+        ranks = rank_graph(graph, previous=self.ranks)
+        with self.data_lock:
+            self.ranks = ranks
 
     def _load(self) -> None:
         stored = self._store.load() if self._store is not None else {}
@@ -127,9 +148,7 @@ class CodeIndex:
             for path, entry in fresh.items():
                 self._unlink(path)
                 self._link(path, entry)
-        ranks = rank_files(self.files, self.defined, previous=self.ranks)
-        with self.data_lock:
-            self.ranks = ranks
+            self.stale = True
 
     def _link(self, path: str, entry: StoredFile) -> None:
         self.files[path] = entry

@@ -4,9 +4,11 @@
 the first time gets its index loaded and built in the background (a worker
 thread; many files are parsed in child processes), and the turn goes on without
 a map: it is not held up by a cold build. Once built, each call refreshes the
-index first (re-parsing only what changed, usually a few milliseconds) and
-returns it. One build or refresh runs per workspace at a time; a call that finds
-one running does not wait for a cold build, and waits for a refresh.
+index first (re-parsing only what changed) and returns it; the files are ranked
+again afterwards, in the background, so the map of that turn uses the ranks of a
+moment before (the tags themselves are current). One build or refresh runs per
+workspace at a time; a call that finds one running does not wait for a cold
+build, and waits for a refresh.
 
 `status()` reports, per workspace, the first build of this daemon's life: files
 parsed (`done` of `total`; after a restart only what changed since) and seconds.
@@ -48,6 +50,7 @@ class _Entry:
     error: str | None = None
     built: bool = False  # a first build finished (a later failure keeps the old data)
     task: asyncio.Task[None] | None = None
+    ranking: asyncio.Task[None] | None = None  # ranks the files again after an update
     stop: threading.Event = field(default_factory=threading.Event)
     last_told: float = 0.0
 
@@ -121,7 +124,9 @@ class IndexHub:
                 loop.call_soon_threadsafe(self._tell, entry)
 
         try:
-            report: Refresh = await asyncio.to_thread(entry.index.refresh, progress, entry.stop)
+            report: Refresh = await asyncio.to_thread(
+                entry.index.refresh, progress, entry.stop, first
+            )
         except Exception as exc:  # a parser or disk fault: said once, the old data stays
             log.exception("the code index of %s could not be refreshed", entry.index.root)
             entry.state, entry.error = FAILED, f"the code index could not be built: {exc}"
@@ -133,6 +138,8 @@ class IndexHub:
             entry.seconds = report.seconds
             entry.done = entry.total = report.parsed
             self._tell(entry)
+        elif entry.index.stale and (entry.ranking is None or entry.ranking.done()):
+            entry.ranking = asyncio.create_task(asyncio.to_thread(entry.index.rerank))
 
     def _tell(self, entry: _Entry) -> None:
         if self._announce is not None:
@@ -143,6 +150,5 @@ class IndexHub:
         tasks = []
         for entry in self._entries.values():
             entry.stop.set()
-            if entry.task is not None:
-                tasks.append(entry.task)
+            tasks.extend(task for task in (entry.task, entry.ranking) if task is not None)
         await asyncio.gather(*tasks, return_exceptions=True)

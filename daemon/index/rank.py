@@ -52,21 +52,39 @@ def name_weight(name: str) -> float:
     return 1.0
 
 
+@dataclass(kw_only=True, slots=True)
+class FileGraph:
+    paths: list[str]
+    position: dict[str, int]
+    edges: list[list[tuple[int, float]]]
+
+
+def file_graph(files: Mapping[str, StoredFile], defined: Mapping[str, list[str]]) -> FileGraph:
+    """The weighted graph of uses between `files` (see the module's docstring)."""
+    paths = sorted(files)
+    position = {path: i for i, path in enumerate(paths)}
+    edges = [_out_edges(path, files[path], defined, position) for path in paths]
+    return FileGraph(paths=paths, position=position, edges=edges)
+
+
+def rank_graph(graph: FileGraph, previous: FileRanks | None = None) -> FileRanks:
+    """The graph's global ranks, iterated from `previous` ones where it has them."""
+    start = None
+    if previous is not None and previous.paths:
+        start = [
+            previous.base[j] if (j := previous.position.get(path)) is not None else 0.0
+            for path in graph.paths
+        ]
+    base = _pagerank(graph.edges, start)
+    return FileRanks(paths=graph.paths, position=graph.position, edges=graph.edges, base=base)
+
+
 def rank_files(
     files: Mapping[str, StoredFile],
     defined: Mapping[str, list[str]],
     previous: FileRanks | None = None,
 ) -> FileRanks:
-    paths = sorted(files)
-    position = {path: i for i, path in enumerate(paths)}
-    edges = [_out_edges(path, files[path], defined, position) for path in paths]
-    start = None
-    if previous is not None and previous.paths:
-        start = [
-            previous.base[j] if (j := previous.position.get(p)) is not None else 0.0 for p in paths
-        ]
-    base = _pagerank(edges, start)
-    return FileRanks(paths=paths, position=position, edges=edges, base=base)
+    return rank_graph(file_graph(files, defined), previous)
 
 
 def _out_edges(

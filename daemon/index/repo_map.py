@@ -87,15 +87,22 @@ def _ranked_lines(index: CodeIndex, mentioned: Mentions) -> list[tuple[str, str]
     for path in mentioned.files:
         if (at := ranks.position.get(path)) is not None:
             scores[at] += 100.0  # a file the conversation names comes first
-    best = sorted(scores, key=lambda at: -scores[at])[:CANDIDATE_FILES]
+    best = [ranks.paths[at] for at in sorted(scores, key=lambda at: -scores[at])]
+    best = best[:CANDIDATE_FILES]
+    # Files the last ranking has not seen yet (added since) still come when named.
+    best += [path for path in sorted(mentioned.files) if path not in ranks.position]
+    score_of = {ranks.paths[at]: value for at, value in scores.items()}
     scored: list[tuple[float, str, int, str]] = []
-    for at in best:
-        path = ranks.paths[at]
-        for definition in index.files[path].tags.definitions:
+    for path in best:
+        entry = index.files.get(path)  # None: removed since the last ranking
+        if entry is None:
+            continue
+        file_score = score_of.get(path, 100.0)
+        for definition in entry.tags.definitions:
             name = definition.name
             used = math.log1p(index.used_by.get(name, 0)) / len(index.defined.get(name) or "x")
-            weight = scores[at] * (1.0 + used)
-            if definition.name in mentioned.names:
+            weight = file_score * (1.0 + used)
+            if name in mentioned.names:
                 weight *= MENTION_BOOST
             scored.append((-weight, path, definition.line, definition.signature))
     scored.sort()

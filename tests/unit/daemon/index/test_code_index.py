@@ -137,3 +137,16 @@ def test_many_files_are_parsed_in_child_processes(
     assert seen[0] == (0, 10) and seen[-1] == (10, 10)
     for name, (path, line) in repo.definitions.items():
         assert [(f.path, f.definition.line) for f in index.definitions(name)] == [(path, line)]
+
+
+def test_an_update_can_leave_the_ranking_for_later(tmp_path: Path) -> None:
+    repo = generate_repo(tmp_path / "repo", 8, body_lines=4)
+    index = CodeIndex(repo.root)
+    index.refresh()
+    assert not index.stale and len(index.ranks.paths) == 8
+    (repo.root / "added.py").write_text("def added_later():\n    return 1\n")
+    assert index.refresh(rank=False).parsed == 1
+    assert index.stale and "added.py" not in index.ranks.position
+    assert [f.path for f in index.definitions("added_later")] == ["added.py"]  # tags are current
+    index.rerank()
+    assert not index.stale and "added.py" in index.ranks.position
