@@ -147,7 +147,7 @@ class IndexHub:
 
     async def close(self) -> None:
         """Stop every build (child parsers are killed) and wait for the threads."""
-        tasks = []
+        tasks: list[asyncio.Task[None]] = []
         for entry in self._entries.values():
             entry.stop.set()
             tasks.extend(task for task in (entry.task, entry.ranking) if task is not None)
