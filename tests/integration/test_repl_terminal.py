@@ -59,6 +59,14 @@ def time_server(sandbox: Sandbox) -> None:
     use_servers(sandbox, {"time": stdio_server(TIME)})
 
 
+def map_off(sandbox: Sandbox) -> None:
+    """`agent.repo_map_tokens` 0: what `/map` says then does not depend on how far a build got."""
+    path = sandbox.home / ".coding_harness.json"
+    config = json.loads(path.read_text())
+    config["agent"]["repo_map_tokens"] = 0
+    path.write_text(json.dumps(config))
+
+
 @dataclass(kw_only=True, slots=True)
 class Case:
     line: str
@@ -101,6 +109,7 @@ CASES = [
         setup=lambda box: add_skill(box, "greet", "say hello nicely"),
     ),
     Case(line="/plan", shows="no plan yet"),
+    Case(line="/map", shows="no repo map: agent.repo_map_tokens is 0", setup=map_off),
     Case(
         line="/intent general what is calc",
         shows="A calculator.",
