@@ -2,7 +2,7 @@
 
 tree-sitter holds the interpreter lock while it parses, so a cold build of a big
 tree parses in `WORKERS` child processes (`python -m
-coding_harness.daemon.index.parse_worker ROOT`), each given its share of the paths
+coding_harness.daemon.index.parse_worker ROOT`, isolated: `-I`), each given its share of the paths
 on standard input (one JSON string per line) and answering one JSON line per file.
 JSON, not pickle: a child parses the repository's files, and what it sends back is
 read as data only. The children get no secret from the daemon's environment, and
@@ -28,7 +28,7 @@ from coding_harness.daemon.index.tags import MAX_FILE_BYTES, Definition, FileTag
 IN_PROCESS_UP_TO = 64  # files; more go to child processes
 WORKERS = max(1, min(2, os.cpu_count() or 1))
 BUILD_TIME_LIMIT = 900.0  # seconds for one batch in child processes
-_ENV_KEPT = ("PATH", "PYTHONPATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+_ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
 
 Progress = Callable[[int], None]  # files parsed so far in this batch
 Parsed = dict[str, FileTags]
@@ -89,7 +89,7 @@ def _parse_in_children(
 ) -> Parsed:
     shares = [paths[i::WORKERS] for i in range(WORKERS)]
     env = {name: os.environ[name] for name in _ENV_KEPT if name in os.environ}
-    argv = [sys.executable, "-m", "coding_harness.daemon.index.parse_worker", str(root)]
+    argv = [sys.executable, "-I", "-m", "coding_harness.daemon.index.parse_worker", str(root)]
     children = [
         subprocess.Popen(
             argv,

@@ -3,8 +3,9 @@
 `session_map` asks the hub for the workspace's index (a cold one is being built:
 the answer says so and carries no map), finds what the conversation mentions
 (its messages and tool calls, newest first, and the new request) and renders the
-map within `agent.repo_map_tokens`. The turn, `session.map` (`/map`) and
-`session.context` (`/context`) all use it, so what is shown is what is sent.
+map within `agent.repo_map_tokens`, with the session's secrets redacted. The
+turn, `session.map` (`/map`) and `session.context` (`/context`) all use it, so
+what is shown is what is sent.
 A refresh that takes longer than `REFRESH_WAIT` (a checkout of another branch)
 is not waited for: the map comes from the index as it was.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,8 +57,13 @@ class SessionMap:
 
 
 async def session_map(
-    hub: IndexHub | None, root: Path, budget: int, conversation: Iterable[str]
+    hub: IndexHub | None,
+    root: Path,
+    budget: int,
+    conversation: Iterable[str],
+    redact: Callable[[str], str] = str,
 ) -> SessionMap:
+    """`redact`: hides the session's secrets (a constant's line may hold one)."""
     if hub is None or budget <= 0:
         return SessionMap(state="off", budget=budget)
     try:
@@ -77,7 +83,7 @@ async def session_map(
     if index is None:  # the first build runs (or just ended: the next call has the map)
         answer.state = FAILED if failed else BUILDING
         return answer
-    answer.map = await asyncio.to_thread(_render, index, budget, list(conversation))
+    answer.map = redact(await asyncio.to_thread(_render, index, budget, list(conversation)))
     answer.state = FAILED if failed else "ready"
     return answer
 

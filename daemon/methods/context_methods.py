@@ -35,7 +35,7 @@ from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import AGENT_TOOLS
-from coding_harness.daemon.turns.assemble import turn_system_prompt
+from coding_harness.daemon.turns.assemble import session_secrets, turn_system_prompt
 from coding_harness.daemon.turns.skills import find_skills
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
@@ -61,9 +61,11 @@ async def session_context(parts: MethodParts, conn: Connection, session: Any) ->
 
 async def _map_of(parts: MethodParts, session: Session) -> SessionMap:
     """The repo map the session's next coding turn would carry."""
-    budget = parts.configs.get(session.cwd).agent.repo_map_tokens
+    config = parts.configs.get(session.cwd)
     texts = conversation_texts(session.history)
-    return await session_map(parts.turns.index, session.cwd, budget, texts)
+    redact = session_secrets(session, config).redact
+    budget = config.agent.repo_map_tokens
+    return await session_map(parts.turns.index, session.cwd, budget, texts, redact)
 
 
 async def session_repo_map(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:

@@ -191,7 +191,8 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     if decision.route != "general":
         texts = conversation_texts(session.history, request.text)
         budget = config.agent.repo_map_tokens
-        found = await session_map(deps.index, session.cwd, budget, texts)
+        redact = parts.secrets.redact
+        found = await session_map(deps.index, session.cwd, budget, texts, redact)
         working[0]["content"] = with_repo_map(str(working[0]["content"]), found.map)
     text = request_text(request.text, request.kind, home=home_dir(), cwd=session.cwd)
     search = parts.search

@@ -135,3 +135,21 @@ def test_a_restarted_daemon_reuses_the_index_and_sessions_share_one(
     finally:
         again.send_signal(signal.SIGTERM)
         again.wait(timeout=10)
+
+
+def test_a_secret_in_a_definition_line_is_redacted_from_the_map(
+    sandbox: Sandbox, model: FakeModelServer
+) -> None:
+    secret = "s3cr3t-deploy-value-9f8e7d6c"
+    (sandbox.workspace / "settings.py").write_text(
+        f'DEPLOY_KEY = "{secret}"\n\ndef deploy():\n    return DEPLOY_KEY\n'
+    )
+    process = start_daemon(sandbox.socket, {**sandbox.env, "DEPLOY_API_KEY": secret})
+    try:
+        with client(sandbox.socket) as conn:
+            found = ready_map(conn, open_session(conn, sandbox))
+            assert "DEPLOY_KEY = " in found["map"] and secret not in found["map"]
+            assert "[redacted" in found["map"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
