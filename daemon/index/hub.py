@@ -34,6 +34,8 @@ from coding_harness.daemon.index.persist import IndexFile, index_path
 log = logging.getLogger(__name__)
 
 PROGRESS_SECONDS = 1.0
+UNINDEXED = (Path("/"),)  # and the home folder: whole trees of unrelated files
+NOT_INDEXED = "the home folder and / are not indexed: open the project's own folder"
 BUILDING, READY, FAILED = "building", "ready", "failed"
 
 # Told of a workspace's index state: (root, the `index.state` event's data).
@@ -84,17 +86,33 @@ class IndexHub:
     def status(self) -> list[dict[str, Any]]:
         return [entry.to_wire() for entry in self._entries.values()]
 
+    def warm(self, root: Path) -> None:
+        """Start the workspace's first build now, if it has none (a session opened)."""
+        if root not in self._entries:
+            self._start(root)
+
     async def current(self, root: Path) -> CodeIndex | None:
-        """The workspace's index brought up to date, or None while its first build runs."""
+        """The workspace's index brought up to date, or None while its first build runs
+        (or when the folder is not indexed: the home folder or /)."""
+        entry = self._start(root)
+        if not entry.built:
+            return None
+        assert entry.task is not None
+        await asyncio.shield(entry.task)
+        return entry.index
+
+    def _start(self, root: Path) -> _Entry:
+        """The workspace's entry, with a build or refresh running unless it is refused."""
         entry = self._entries.get(root)
         if entry is None:
             entry = self._entries[root] = _Entry(index=CodeIndex(root, self._store(root)))
+            if root in UNINDEXED or root == Path.home():
+                entry.state, entry.error = FAILED, NOT_INDEXED
+        if entry.error == NOT_INDEXED:
+            return entry
         if entry.task is None or entry.task.done():
             entry.task = asyncio.create_task(self._refresh(entry), name=f"index {root}")
-        if not entry.built:
-            return None
-        await asyncio.shield(entry.task)
-        return entry.index
+        return entry
 
     async def built(self, root: Path) -> CodeIndex:
         """The workspace's index once its first build ended (started if need be)."""

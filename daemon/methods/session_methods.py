@@ -87,6 +87,8 @@ async def session_create(
     session.options.mode = mode or config.agent.mode
     if config.mcp_servers:
         parts.mcp.warm_up()  # the SDK loads while the first request is typed and sent
+    if config.agent.repo_map_tokens > 0 and parts.turns.index is not None:
+        parts.turns.index.warm(session.cwd)  # the code index builds meanwhile too
     _keep(parts, session)
     problems = parts.configs.unreported(config)
     if first_run.get("discovered"):

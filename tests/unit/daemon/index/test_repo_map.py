@@ -107,3 +107,20 @@ def test_the_hub_builds_once_in_the_background_and_tells_the_sessions(tmp_path: 
     assert [data["state"] for data in told] == ["building", "ready"]
     assert told[-1]["files"] == 8
     assert answer.state == "ready" and answer.map and answer.tokens <= 512
+
+
+def test_the_home_folder_is_not_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.py").write_text("def a():\n    pass\n")
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: tmp_path))
+
+    async def scenario() -> tuple[Any, Any]:
+        hub = IndexHub(None)
+        hub.warm(tmp_path)
+        found = await hub.current(tmp_path)
+        answer = await session_map(hub, tmp_path, 512, [])
+        await hub.close()
+        return found, answer
+
+    found, answer = asyncio.run(scenario())
+    assert found is None
+    assert answer.state == "failed" and "home folder" in str(answer.error) and answer.map == ""
