@@ -3,7 +3,8 @@
 `session_map` asks the hub for the workspace's index (a cold one is being built:
 the answer says so and carries no map), finds what the conversation mentions
 (its messages and tool calls, newest first, and the new request) and renders the
-map within `agent.repo_map_tokens`, with the session's secrets redacted. The
+map within `agent.repo_map_tokens` (and an eighth of the model's context), with
+the session's secrets redacted. The
 turn, `session.map` (`/map`) and `session.context` (`/context`) all use it, so
 what is shown is what is sent.
 A refresh that takes longer than `REFRESH_WAIT` (a checkout of another branch)
@@ -25,6 +26,14 @@ from coding_harness.daemon.index.hub import BUILDING, FAILED, IndexHub
 from coding_harness.daemon.index.repo_map import mentions, repo_map, tokens_of
 
 REFRESH_WAIT = 2.0  # seconds a turn waits for the index to catch up with the files
+CONTEXT_SHARE = 8  # the map takes at most 1/8 of the model's context
+
+
+def map_budget(repo_map_tokens: int, context_limit: int) -> int:
+    """`agent.repo_map_tokens`, but never more than a small share of the context: a
+    1,024-token map would fill a small local model's window."""
+    return max(0, min(repo_map_tokens, context_limit // CONTEXT_SHARE))
+
 
 _SECTION = "Repository map, from the code index:\n<repo-map>\n{map}</repo-map>"
 

@@ -25,6 +25,7 @@ from coding_harness.daemon.context.window import context_table, tokens
 from coding_harness.daemon.index.session_map import (
     SessionMap,
     conversation_texts,
+    map_budget,
     session_map,
     with_repo_map,
 )
@@ -64,7 +65,8 @@ async def _map_of(parts: MethodParts, session: Session) -> SessionMap:
     config = parts.configs.get(session.cwd)
     texts = conversation_texts(session.history)
     redact = session_secrets(session, config).redact
-    budget = config.agent.repo_map_tokens
+    limit = context_limit(session_profile(parts, session), config)
+    budget = map_budget(config.agent.repo_map_tokens, limit)
     return await session_map(parts.turns.index, session.cwd, budget, texts, redact)
 
 

@@ -21,13 +21,19 @@ from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.config.loader import Config, home_dir
 from coding_harness.daemon.config.profiles import ProviderProfile
+from coding_harness.daemon.context.compactor import context_limit
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plan_book import PlanBook, PlanKeeper
 from coding_harness.daemon.hooks.runner import HookRunner
 from coding_harness.daemon.hooks.tools import HookedTools
 from coding_harness.daemon.hooks.turn_hooks import prompt_context, turn_hooks, until_stopped
 from coding_harness.daemon.index.hub import IndexHub
-from coding_harness.daemon.index.session_map import conversation_texts, session_map, with_repo_map
+from coding_harness.daemon.index.session_map import (
+    conversation_texts,
+    map_budget,
+    session_map,
+    with_repo_map,
+)
 from coding_harness.daemon.index.symbols import IndexSymbols
 from coding_harness.daemon.mcp.executor import McpTools
 from coding_harness.daemon.mcp.hub import Lease, McpHub
@@ -190,7 +196,7 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     state.route = decision.route
     if decision.route != "general":
         texts = conversation_texts(session.history, request.text)
-        budget = config.agent.repo_map_tokens
+        budget = map_budget(config.agent.repo_map_tokens, context_limit(turn.profile, config))
         redact = parts.secrets.redact
         found = await session_map(deps.index, session.cwd, budget, texts, redact)
         working[0]["content"] = with_repo_map(str(working[0]["content"]), found.map)

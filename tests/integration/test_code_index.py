@@ -9,6 +9,7 @@ sessions on one workspace share one build.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -150,6 +151,22 @@ def test_a_secret_in_a_definition_line_is_redacted_from_the_map(
             found = ready_map(conn, open_session(conn, sandbox))
             assert "DEPLOY_KEY = " in found["map"] and secret not in found["map"]
             assert "[redacted" in found["map"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=10)
+
+
+def test_a_small_context_gets_a_smaller_map(
+    sandbox: Sandbox, model: FakeModelServer, repo: GeneratedRepo
+) -> None:
+    config = json.loads((sandbox.home / ".coding_harness.json").read_text())
+    config["agent"]["context_limit"] = 2048
+    (sandbox.home / ".coding_harness.json").write_text(json.dumps(config))
+    process = start_daemon(sandbox.socket, sandbox.env)
+    try:
+        with client(sandbox.socket) as conn:
+            found = ready_map(conn, open_session(conn, sandbox))
+            assert found["budget"] == 256 and 0 < found["tokens"] <= 256
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=10)
