@@ -33,6 +33,8 @@ class TurnOutcome:
     last_check_failed: bool = False
     files_changed: list[str] = field(default_factory=list)
     dry_run_diffs: int = 0
+    # The build files as the user last saw them (`build_files.py`); None: unwatched.
+    build_files: dict[str, bytes | None] | None = None
 
     def record_change(self, rel_path: str) -> None:
         if rel_path not in self.files_changed:

@@ -42,6 +42,7 @@ from coding_harness.daemon.security.secrets import Secrets
 from coding_harness.daemon.sessions.events import turn_finished
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
+from coding_harness.daemon.tools.build_files import read_build_files
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
 from coding_harness.daemon.tools.edit.seen import forget_session
@@ -195,6 +196,8 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     )
     state.route = decision.route
     if decision.route != "general":
+        # The build files as the turn found them: `make` asks before running changed ones.
+        state.outcome.build_files = await asyncio.to_thread(read_build_files, session.cwd)
         texts = conversation_texts(session.history, request.text)
         budget = map_budget(config.agent.repo_map_tokens, context_limit(turn.profile, config))
         redact = parts.secrets.redact

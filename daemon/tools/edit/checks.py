@@ -1,27 +1,20 @@
 """`make check` after an applied edit: run it, publish the result, phrase it for the model.
 
-`changes_check` tells which files decide what `make check` runs: the makefiles,
-any `.mk` file, pyproject.toml, and the files the workspace's makefile
-includes (`include`, `-include`, `sinclude`; names with variables in them are
-not expanded). An edit to one of them is never applied without asking.
+Build files that changed this turn without the user's approval are put to them
+first (`build_files.py`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from coding_harness.daemon.tools.build_files import MAKEFILE_NAMES, confirm_build_files
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.files import read_regular
 from coding_harness.daemon.tools.shell.process import run_process, shorten
 
 CHECK_OUTPUT_CHARS = 2_000
-MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")
-CHECK_INPUTS = frozenset({*MAKEFILE_NAMES, "pyproject.toml"})
-_INCLUDE = re.compile(r"^\s*(?:-include|sinclude|include)\s+(.+)$", re.MULTILINE)
-_MAKEFILE_READ_LIMIT = 1_000_000
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)
@@ -36,27 +29,6 @@ def has_makefile(root: Path) -> bool:
     return any((root / name).is_file() for name in MAKEFILE_NAMES)
 
 
-def changes_check(root: Path, rel: str) -> bool:
-    """Whether an edit to `rel` (relative to `root`) changes what `make check` runs."""
-    name = PurePosixPath(rel).name
-    return name in CHECK_INPUTS or name.endswith(".mk") or rel in _included(root)
-
-
-def _included(root: Path) -> set[str]:
-    """The files the workspace's makefiles include, relative to the workspace."""
-    found: set[str] = set()
-    for name in MAKEFILE_NAMES:
-        try:
-            data, _ = read_regular(root / name, name, _MAKEFILE_READ_LIMIT)
-        except ToolRefusal:  # none, or not a regular file (a FIFO would block make too)
-            continue
-        for words in _INCLUDE.findall(data.decode("utf-8", "replace")):
-            for word in words.split("#", 1)[0].split():
-                if "$" not in word:
-                    found.add(PurePosixPath(word).as_posix().removeprefix("./"))
-    return found
-
-
 async def run_check(ctx: ToolContext) -> CheckReport:
     """Run `make check` when there is a makefile, and record the outcome."""
     if not has_makefile(ctx.workspace.root):
@@ -64,6 +36,9 @@ async def run_check(ctx: ToolContext) -> CheckReport:
             passed=None,
             text="There is no Makefile in the workspace, so make check was skipped.",
         )
+    declined = await confirm_build_files(ctx, "make check")
+    if declined is not None:
+        return CheckReport(passed=None, text=declined)
     try:
         argv = ctx.command_argv(["make", "check"])
     except ToolRefusal as refusal:

@@ -27,8 +27,9 @@ import errno
 from pathlib import Path
 
 from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest
+from coding_harness.daemon.tools.build_files import changes_check, note_written
 from coding_harness.daemon.tools.context import ToolContext
-from coding_harness.daemon.tools.edit.checks import changes_check, run_check
+from coding_harness.daemon.tools.edit.checks import run_check
 from coding_harness.daemon.tools.edit.journal import journaled
 from coding_harness.daemon.tools.edit.plan import EditPlan, plan_edit
 from coding_harness.daemon.tools.edit.revert import REVERT, revert_edit
@@ -138,6 +139,7 @@ async def apply_edit(
         return f"{headline}. {advice}"
     ctx.outcome.record_change(plan.rel)
     seen_texts(ctx).note(plan.rel, plan.new)
+    await asyncio.to_thread(note_written, ctx, plan.rel)
     note = " (new file)" if plan.current is None else ""
     ctx.events.emit("notice", {"message": f"{label}: {plan.rel}{note}", "path": plan.rel})
     plan_note = ctx.plans.after_write(plan.rel, plan.new) if ctx.plans else ""

@@ -12,8 +12,10 @@ Every branch ends in a sentence that tells the model where things stand.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+from coding_harness.daemon.tools.build_files import note_written
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit.journal import journaled
 from coding_harness.daemon.tools.edit.plan import EditPlan
@@ -51,6 +53,7 @@ async def revert_edit(
             f"could not be restored ({exc.strerror or exc}); it still holds the edited text."
         )
     seen_texts(ctx).forget(plan.rel)
+    await asyncio.to_thread(note_written, ctx, plan.rel)
     if not listed_before and plan.rel in ctx.outcome.files_changed:
         ctx.outcome.files_changed.remove(plan.rel)
     ctx.events.emit("notice", {"message": f"reverted {plan.rel} after the failed make check"})

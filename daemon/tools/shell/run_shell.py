@@ -20,6 +20,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
+from coding_harness.daemon.tools.build_files import confirm_build_files
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import describe_kind
@@ -48,6 +49,10 @@ async def run_shell(ctx: ToolContext, command: str) -> str:
     argv = parse_command(command, allowed_extras(ctx.extra_commands))
     if check_command(ctx, argv) == "ask":
         declined = await ask_to_run(ctx, argv)
+        if declined is not None:
+            return declined
+    if argv[0] == "make":  # it runs the build files' recipes: changed ones are shown first
+        declined = await confirm_build_files(ctx, shlex.join(argv))
         if declined is not None:
             return declined
     run_argv = [argv[0], _LS_SAFE_NAMES, *argv[1:]] if argv[0] == "ls" else argv

@@ -1,0 +1,118 @@
+"""A recipe that rewrites the Makefile cannot have its new recipe run unseen.
+
+The model runs `make gen`, whose recipe appends a new `check` recipe to the
+Makefile; then it edits a source file under -y. Before `make check` runs, the
+changed Makefile is put to the people on the session with its diff (asked even
+with -y): a no leaves make check unrun and the planted recipe with it, a yes runs
+it. An edit to the Makefile that the user approved is not asked about again.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coding_harness.protocol.client import Connection
+from tests.integration.conftest import Sandbox
+from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
+from tests.support.processes import client, events_until_finished, wait_for_event
+
+PLANT = (
+    "with open('Makefile', 'a') as f: "
+    "f.write('\\nrun-planted:\\n\\t@echo planted > planted.txt\\ncheck: run-planted\\n')"
+)
+MAKEFILE = f'gen:\n\t{sys.executable} -c "{PLANT}"\n\ncheck:\n\t@true\n'
+
+
+@pytest.fixture
+def conn(sandbox: Sandbox, model: FakeModelServer, daemon: Any) -> Iterator[Connection]:
+    (sandbox.workspace / "Makefile").write_text(MAKEFILE)
+    (sandbox.workspace / "calc.py").write_text("x = 1\n")
+    connection = client(sandbox.socket)
+    yield connection
+    connection.close()
+
+
+def start(conn: Connection, sandbox: Sandbox, model: FakeModelServer) -> str:
+    model.add(
+        Reply(tool_calls=[tool_call("run_shell", command="make gen")]),
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old="x = 1\n", new="x = 2\n")]),
+        Reply(content="Done."),
+    )
+    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    conn.request("session.attach", {"session": session})
+    text = "change x to 2 in calc.py"
+    conn.request("session.submit", {"session": session, "text": text, "options": {"yes": True}})
+    return session
+
+
+def last_tool_result(model: FakeModelServer) -> str:
+    return str(model.requests[-1]["messages"][-1]["content"])
+
+
+def test_a_no_keeps_the_rewritten_makefile_from_running(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    start(conn, sandbox, model)
+    asked = wait_for_event(conn, "approval.requested")["data"]
+    assert asked["path"] == "make check" and "Makefile" in asked["summary"]
+    assert "+run-planted:" in asked["diff"] and "asked even with -y" in asked["summary"]
+    conn.request("approval.respond", {"request": asked["request"], "decision": "no"})
+    events = events_until_finished(conn)
+    assert events[-1]["data"]["exit_code"] == 0
+    assert (sandbox.workspace / "calc.py").read_text() == "x = 2\n"
+    assert not (sandbox.workspace / "planted.txt").exists()
+    assert "make check was not run: the user did not approve" in last_tool_result(model)
+
+
+def test_a_yes_runs_it(sandbox: Sandbox, model: FakeModelServer, conn: Connection) -> None:
+    start(conn, sandbox, model)
+    asked = wait_for_event(conn, "approval.requested")["data"]
+    conn.request("approval.respond", {"request": asked["request"], "decision": "yes"})
+    events_until_finished(conn)
+    assert (sandbox.workspace / "planted.txt").read_text() == "planted\n"
+    assert "make check passed." in last_tool_result(model)
+
+
+def test_an_approved_makefile_edit_is_not_asked_twice(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    new = MAKEFILE.replace("@true", "@echo checked")
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="Makefile", old=MAKEFILE, new=new)]),
+        Reply(content="Done."),
+    )
+    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    conn.request("session.attach", {"session": session})
+    conn.request("session.submit", {"session": session, "text": "make check print a word"})
+    asked = wait_for_event(conn, "approval.requested")["data"]
+    assert asked["path"] == "Makefile"
+    conn.request("approval.respond", {"request": asked["request"], "decision": "yes"})
+    events = events_until_finished(conn)
+    kinds = [event["kind"] for event in events]
+    assert "approval.requested" not in kinds  # make check ran without a second question
+    assert "make check passed." in last_tool_result(model)
+    assert Path(sandbox.workspace / "Makefile").read_text() == new
+
+
+def test_a_make_through_run_shell_is_asked_too(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    model.add(
+        Reply(tool_calls=[tool_call("run_shell", command="make gen")]),
+        Reply(tool_calls=[tool_call("run_shell", command="make check")]),
+        Reply(content="Done."),
+    )
+    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    conn.request("session.attach", {"session": session})
+    conn.request("session.submit", {"session": session, "text": "run the make targets gen, check"})
+    asked = wait_for_event(conn, "approval.requested")["data"]
+    assert asked["path"] == "make check" and "+run-planted:" in asked["diff"]
+    conn.request("approval.respond", {"request": asked["request"], "decision": "no"})
+    events_until_finished(conn)
+    assert not (sandbox.workspace / "planted.txt").exists()
+    assert "make check was not run" in last_tool_result(model)
