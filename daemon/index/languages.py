@@ -5,7 +5,8 @@ the parser compiled in): nothing is downloaded at first use. Each package ships 
 tags query naming definitions (`@definition.KIND`) and references
 (`@reference.KIND`); where a language's query names no references (C, C++) or few
 (Python: calls only), a few patterns of ours are added, so the reference graph
-that ranks the repo map has edges in every language. TypeScript's query covers
+that ranks the repo map has edges in every language; Ruby's pattern that calls
+every identifier a use is turned off. TypeScript's query covers
 only what TypeScript adds, so JavaScript's query runs with it.
 
 Grammars load on first use, in the thread or process that parses: a daemon that
@@ -59,6 +60,9 @@ _EXTRA_REFERENCES: dict[str, str] = {
 (call_expression function: (identifier) @name) @reference.call
 (type_identifier) @name @reference.type
 """,
+    "ruby": """
+(constant) @name @reference.class
+""",
     "cpp": """
 (call_expression function: (identifier) @name) @reference.call
 (call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
@@ -66,6 +70,12 @@ _EXTRA_REFERENCES: dict[str, str] = {
 (type_identifier) @name @reference.type
 """,
 }
+
+
+# A pattern of Ruby's query that takes every identifier for a call, unless it is a
+# local (a check tree-sitter's Python binding does not make): most of the time of a
+# Ruby file, and noise in the graph. Constants come back through the pattern above.
+_EVERY_IDENTIFIER = "#is-not? local"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +107,12 @@ def grammar(name: str) -> Grammar:
         module = importlib.import_module(f"tree_sitter_{name}")
         language = Language(module.language())
         source = str(module.TAGS_QUERY) + _EXTRA_REFERENCES.get(name, "")
-    return Grammar(name=name, language=language, query=Query(language, source))
+    query = Query(language, source)
+    for pattern in range(query.pattern_count):
+        text = source[query.start_byte_for_pattern(pattern) : query.end_byte_for_pattern(pattern)]
+        if _EVERY_IDENTIFIER in text:
+            query.disable_pattern(pattern)
+    return Grammar(name=name, language=language, query=query)
 
 
 def _javascript_tags() -> str:
