@@ -21,7 +21,7 @@ from pathlib import Path
 from coding_harness.daemon.index.languages import language_of
 from coding_harness.daemon.index.parse_worker import parse_files
 from coding_harness.daemon.index.persist import IndexFile, StoredFile
-from coding_harness.daemon.index.rank import FileRanks, file_graph, rank_graph
+from coding_harness.daemon.index.rank import FileRanks, file_graph, rank_graph, update_graph
 from coding_harness.daemon.index.tags import Definition
 from coding_harness.daemon.index.walk import walk_workspace
 
@@ -56,6 +56,10 @@ class CodeIndex:
         self.ranks = FileRanks.empty()
         self.loaded = False
         self.stale = True  # the ranks are not those of the current tags
+        # Since the last ranking: the files parsed again or gone, and the names whose
+        # defining files changed (the links of the files using them change).
+        self._touched: set[str] = set()
+        self._redefined: set[str] = set()
         self.capped = False
         self.data_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
@@ -126,9 +130,15 @@ class CodeIndex:
 
     def _rank(self) -> None:
         with self.data_lock:  # the graph is read from the tags; the iteration needs no lock
-            graph = file_graph(self.files, self.defined)
+            previous = self.ranks
+            if previous.paths and set(previous.paths) == self.files.keys():
+                dirty = self._touched | self._users_of(self._redefined)
+                graph = update_graph(previous, self.files, self.defined, dirty)
+            else:  # files came or went: positions move, so the graph is made anew
+                graph = file_graph(self.files, self.defined)
+            self._touched, self._redefined = set(), set()
             self.stale = False
-        ranks = rank_graph(graph, previous=self.ranks)
+        ranks = rank_graph(graph, previous=previous)
         with self.data_lock:
             self.ranks = ranks
 
@@ -141,13 +151,26 @@ class CodeIndex:
                 self._link(path, entry)
         self.loaded = True
 
+    def _users_of(self, names: set[str]) -> set[str]:
+        """The files that use any of `names`."""
+        if not names:
+            return set()
+        return {
+            path
+            for path, entry in self.files.items()
+            if not names.isdisjoint(entry.tags.references)
+        }
+
     def _apply(self, fresh: dict[str, StoredFile], removed: list[str]) -> None:
         with self.data_lock:
             for path in removed:
+                self._redefined |= _names(self.files.get(path))
                 self._unlink(path)
             for path, entry in fresh.items():
+                self._redefined |= _names(self.files.get(path)) ^ _names(entry)
                 self._unlink(path)
                 self._link(path, entry)
+            self._touched |= {*removed, *fresh}
             self.stale = True
 
     def _link(self, path: str, entry: StoredFile) -> None:
@@ -195,3 +218,7 @@ class CodeIndex:
                 if (count := entry.tags.references.get(name, 0))
             ]
         return sorted(found, key=lambda item: (-item[1], item[0]))
+
+
+def _names(entry: StoredFile | None) -> set[str]:
+    return {d.name for d in entry.tags.definitions} if entry is not None else set()

@@ -8,8 +8,10 @@ names (a leading underscore) and very short ones. Names defined in more than
 `MAX_DEFINERS` files are left out: `get`, `run`, `__init__` connect everything
 and mean nothing.
 
-`rank_files` computes the global rank once per refresh (power iteration, started
-from the previous ranks, so an update after one edit converges in a few rounds).
+The global rank is computed once per change (power iteration, started from the
+previous ranks, so an update after one edit converges in a few rounds); after an
+edit only the links of the edited file and of the files using a name it added or
+removed are made again (`update_graph`).
 `personalised` adds, at each turn, a rank seeded by the files and names of the
 conversation, found by local push (Andersen, Chung and Lang's approximate
 personalised PageRank): it only touches the seeds' neighbourhood, so it costs
@@ -65,6 +67,21 @@ def file_graph(files: Mapping[str, StoredFile], defined: Mapping[str, list[str]]
     position = {path: i for i, path in enumerate(paths)}
     edges = [_out_edges(path, files[path], defined, position) for path in paths]
     return FileGraph(paths=paths, position=position, edges=edges)
+
+
+def update_graph(
+    previous: FileRanks,
+    files: Mapping[str, StoredFile],
+    defined: Mapping[str, list[str]],
+    dirty: set[str],
+) -> FileGraph:
+    """`previous`'s graph with the links of the `dirty` files made again (the same files)."""
+    edges = list(previous.edges)
+    for path in dirty:
+        at = previous.position.get(path)
+        if at is not None and path in files:
+            edges[at] = _out_edges(path, files[path], defined, previous.position)
+    return FileGraph(paths=previous.paths, position=previous.position, edges=edges)
 
 
 def rank_graph(graph: FileGraph, previous: FileRanks | None = None) -> FileRanks:

@@ -12,6 +12,7 @@ import pytest
 from coding_harness.daemon.index import parse_worker
 from coding_harness.daemon.index.code_index import CodeIndex
 from coding_harness.daemon.index.persist import IndexFile, index_path
+from coding_harness.daemon.index.rank import rank_files
 from coding_harness.daemon.index.tags import MAX_FILE_BYTES
 from tests.support.generated_repo import GeneratedRepo, generate_repo
 
@@ -150,3 +151,26 @@ def test_an_update_can_leave_the_ranking_for_later(tmp_path: Path) -> None:
     assert [f.path for f in index.definitions("added_later")] == ["added.py"]  # tags are current
     index.rerank()
     assert not index.stale and "added.py" in index.ranks.position
+
+
+def test_an_edit_relinks_only_what_it_changes_and_matches_a_full_build(tmp_path: Path) -> None:
+    repo = generate_repo(tmp_path / "repo", 16, body_lines=4)
+    index = CodeIndex(repo.root)
+    index.refresh()
+    python = [p for p in repo.files if p.endswith(".py")]
+    user, definer = python[0], python[1]
+    # The user now calls a name nobody defines; then the definer defines it.
+    (repo.root / user).write_text((repo.root / user).read_text() + "\nnew_helper_q()\n")
+    index.refresh()
+    (repo.root / definer).write_text(
+        (repo.root / definer).read_text() + "\ndef new_helper_q():\n    return 0\n"
+    )
+    index.refresh()
+    position = index.ranks.position
+    assert position[definer] in {target for target, _ in index.ranks.edges[position[user]]}
+    fresh = rank_files(index.files, index.defined)
+
+    def rounded(edges: list[list[tuple[int, float]]]) -> list[dict[int, float]]:
+        return [{target: round(share, 9) for target, share in out} for out in edges]
+
+    assert rounded(index.ranks.edges) == rounded(fresh.edges)
