@@ -12,8 +12,11 @@ build, and waits for a refresh.
 
 `status()` reports, per workspace, the first build of this daemon's life: files
 parsed (`done` of `total`; after a restart only what changed since) and seconds.
-While a build runs, `index.state` events go to the sessions on the workspace
-when it starts, about once a second, and when it ends; `status()` feeds
+A first build that parses `ANNOUNCE_FILES` files or more, or lasts over a
+second, sends `index.state` events to the sessions on the workspace (at its
+start, or after that second), about once a second, and when it ends; a small
+quick one sends none (its state is in `status()` and `session.map`); a failure
+is always sent; `status()` feeds
 `harness daemon status`. Closing the hub stops the builds.
 """
 
@@ -34,6 +37,7 @@ from coding_harness.daemon.index.persist import IndexFile, index_path
 log = logging.getLogger(__name__)
 
 PROGRESS_SECONDS = 1.0
+ANNOUNCE_FILES = 500  # a first build parsing this many files is announced at its start
 UNINDEXED = (Path("/"),)  # and the home folder: whole trees of unrelated files
 NOT_INDEXED = "the home folder and / are not indexed: open the project's own folder"
 BUILDING, READY, FAILED = "building", "ready", "failed"
@@ -137,7 +141,9 @@ class IndexHub:
                 return
             entry.done, entry.total = done, total
             entry.seconds = time.monotonic() - started
-            if time.monotonic() - entry.last_told >= PROGRESS_SECONDS:
+            # A small build that ends within a second is never announced.
+            big = total >= ANNOUNCE_FILES and not entry.last_told
+            if big or time.monotonic() - max(entry.last_told, started) >= PROGRESS_SECONDS:
                 entry.last_told = time.monotonic()
                 loop.call_soon_threadsafe(self._tell, entry)
 
@@ -155,7 +161,8 @@ class IndexHub:
         if first:  # done and total stay the first build's: what the daemon's start cost
             entry.seconds = report.seconds
             entry.done = entry.total = report.parsed
-            self._tell(entry)
+            if entry.last_told:  # its start was announced: so is its end
+                self._tell(entry)
         elif entry.index.stale and (entry.ranking is None or entry.ranking.done()):
             entry.ranking = asyncio.create_task(asyncio.to_thread(entry.index.rerank))
 

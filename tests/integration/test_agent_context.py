@@ -28,7 +28,7 @@ from tests.support.processes import client, start_daemon
 
 pytestmark = pytest.mark.integration
 
-SUMMARY_TOOLS = ["read_file", "list_dir", "grep"]
+SUMMARY_TOOLS = ["read_file", "list_dir", "grep", "find_symbol"]
 
 
 def configure(sandbox: Sandbox, endpoint: str) -> None:

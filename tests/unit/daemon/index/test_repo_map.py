@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from coding_harness.daemon.index import hub as hub_module
 from coding_harness.daemon.index.code_index import CodeIndex
 from coding_harness.daemon.index.hub import IndexHub
 from coding_harness.daemon.index.repo_map import mentions, repo_map, tokens_of
@@ -87,7 +88,11 @@ def test_find_symbol_refuses_what_is_not_a_name(tmp_path: Path) -> None:
         asyncio.run(symbols.find("os.path.join(x)"))
 
 
-def test_the_hub_builds_once_in_the_background_and_tells_the_sessions(tmp_path: Path) -> None:
+@pytest.mark.parametrize("announce_after", [0.0, 60.0])
+def test_the_hub_builds_once_in_the_background_and_tells_the_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, announce_after: float
+) -> None:
+    monkeypatch.setattr(hub_module, "PROGRESS_SECONDS", announce_after)
     repo = generate_repo(tmp_path / "repo", 8, body_lines=4)
     told: list[dict[str, Any]] = []
 
@@ -104,8 +109,12 @@ def test_the_hub_builds_once_in_the_background_and_tells_the_sessions(tmp_path: 
     first, (built, again), answer = asyncio.run(scenario())
     assert first is None and built is not None
     assert again is None or again is built  # the same index, one build
-    assert [data["state"] for data in told] == ["building", "ready"]
-    assert told[-1]["files"] == 8
+    if announce_after:  # a build quicker than that is not announced at all
+        assert told == []
+    else:
+        states = [data["state"] for data in told]
+        assert states[0] == "building" and states[-1] == "ready" and states.count("ready") == 1
+        assert told[-1]["files"] == 8
     assert answer.state == "ready" and answer.map and answer.tokens <= 512
 
 
