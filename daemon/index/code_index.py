@@ -23,10 +23,9 @@ from coding_harness.daemon.index.parse_worker import parse_files
 from coding_harness.daemon.index.persist import IndexFile, StoredFile
 from coding_harness.daemon.index.rank import FileRanks, file_graph, rank_graph, update_graph
 from coding_harness.daemon.index.tags import Definition
-from coding_harness.daemon.index.walk import walk_workspace
+from coding_harness.daemon.index.walk import WalkCache, walk_workspace
 
 MAX_SOURCE_FILES = 30_000  # files indexed; past it the rest of the tree is left out
-_WALK_LIMIT = 200_000  # entries the walk looks at to find them
 
 Progress = Callable[[int, int], None]  # (files parsed, files to parse)
 
@@ -62,6 +61,7 @@ class CodeIndex:
         self._redefined: set[str] = set()
         self.capped = False
         self.data_lock = threading.Lock()
+        self._walks = WalkCache()  # the listings of the last walk, for the next
         self._refresh_lock = threading.Lock()
 
     # -- refreshing ------------------------------------------------------
@@ -79,10 +79,11 @@ class CodeIndex:
             started = time.monotonic()
             if not self.loaded:
                 self._load()
-            walk = walk_workspace(self.root, max_files=_WALK_LIMIT)
-            sources = [f for f in walk.files if language_of(f.path) is not None]
-            capped = walk.capped or len(sources) > MAX_SOURCE_FILES
-            current = {f.path: f for f in sources[:MAX_SOURCE_FILES]}
+            walk = walk_workspace(
+                self.root, max_files=MAX_SOURCE_FILES, keep=_is_source, cache=self._walks
+            )
+            capped = walk.capped
+            current = {f.path: f for f in walk.files}
             changed = [
                 path
                 for path, seen in current.items()
@@ -222,3 +223,7 @@ class CodeIndex:
 
 def _names(entry: StoredFile | None) -> set[str]:
     return {d.name for d in entry.tags.definitions} if entry is not None else set()
+
+
+def _is_source(name: str) -> bool:
+    return language_of(name) is not None

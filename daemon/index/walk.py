@@ -2,41 +2,35 @@
 
 What the file tools may not show is never listed: hidden names (`is_hidden_name`:
 dotfiles, `~` backups, `#...#`) and all below them; symlinks are neither followed nor
-listed; only regular files are. Ignore files are honoured at every level, as git does
-(matched with `pathspec.GitIgnoreSpec`): a nested file's patterns are relative to its
-own folder, a deeper file overrides a shallower one, within a file the last matching
-rule wins (`!` re-includes), `.git/info/exclude` ranks below every `.gitignore`, and an
-ignored folder is not entered, so nothing below it can be re-included. The grep
-fallback also passes `.rgignore` and `.ignore`, which rank above `.gitignore` as in
-ripgrep. Unreadable folders are skipped. No file's contents are read but ignore files.
-
-A repository is hostile, and a gitignore glob becomes a backtracking regular expression
-that holds the interpreter while it runs: a rule with more than `MAX_STAR_RUNS` runs of
-`*` (`*a*a*a*b` takes seconds per long name) is not used, ignore files are read up to
-`MAX_IGNORE_BYTES`, and paths longer than `MAX_PATH_CHARS` are not walked.
+listed; only regular files are. Ignore files are honoured at every level
+(`ignore_rules.py`), and an ignored folder is not entered, so nothing below it can be
+re-included. Unreadable folders are skipped, paths longer than `MAX_PATH_CHARS` are
+not walked, and no file's contents are read but ignore files. A `WalkCache` keeps
+each folder's listing for the next walk of the same tree.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
+from coding_harness.daemon.index.ignore_rules import (
+    GIT_IGNORE,
+    Layer,
+    Layers,
+    ignored,
+    layers_above,
+    make_layer,
+    with_folder,
+)
 from coding_harness.daemon.tools.workspace import is_hidden_name
 
 MAX_FILES = 100_000
-MAX_IGNORE_BYTES = 1_000_000
-MAX_STAR_RUNS = 2  # a leading `**/` not counted
 MAX_PATH_CHARS = 1_024
-GIT_IGNORE = ".gitignore"
-RIPGREP_IGNORES = (".rgignore", ".ignore", GIT_IGNORE)  # highest precedence first
-_STAR_RUN = re.compile(r"\*+")
-_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)
@@ -52,40 +46,34 @@ class Walk:
     capped: bool  # the walk stopped at `max_files`; later files are missing
 
 
-@dataclass(kw_only=True, slots=True, frozen=True)
-class _Layer:
-    """The rules of one ignore file."""
-
-    rank: int  # the precedence of its kind: 0 first
-    depth: int  # how deep its folder lies: deeper first within a kind
-    prefix: str  # its folder, workspace-relative with a trailing '/', '' at the root
-    rules: tuple[tuple[re.Pattern[str], bool], ...]  # (regex, ignores), last rule first
-    quick: re.Pattern[str]  # matches what any rule matches: most paths need no more
-
-
-_Layers = tuple[_Layer, ...]  # in precedence order: the first one that matches decides
-
-
 def walk_workspace(
     root: Path,
     *,
     max_files: int = MAX_FILES,
     ignore_names: Sequence[str] = (GIT_IGNORE,),
     under: str = "",
+    keep: Callable[[str], bool] | None = None,
+    cache: WalkCache | None = None,
 ) -> Walk:
     """The regular files under `root` that are neither hidden nor ignored.
 
     `ignore_names`: the ignore files read in every folder, highest precedence first.
+    `keep`: when given, only files whose name it accepts are listed (and looked at).
     `under`: walk only this folder ('' or workspace-relative ending in '/'), named
     explicitly, so searched even if ignored; the ignore files above it still apply.
+    `cache`: the listings of earlier walks of the same tree with the same `keep`.
     """
     base = os.fspath(root)
     files: list[SourceFile] = []
-    pending: list[tuple[str, _Layers]] = [(under, _layers_above(base, under, ignore_names))]
+    top = layers_above(base, under, ignore_names, cache.layer if cache else None)
+    pending: list[tuple[str, Layers]] = [(under, top)]
     while pending:
         prefix, inherited = pending.pop()
-        layers = _with_folder(inherited, base, prefix, ignore_names)
-        folders = _scan(base, prefix, layers, files, max_files + 1)
+        layers = with_folder(inherited, base, prefix, ignore_names, cache.layer if cache else None)
+        if cache is None:
+            folders = _scan(base, prefix, layers, files, max_files + 1, keep)
+        else:
+            folders = cache.scan(base, prefix, layers, files, max_files + 1, keep)
         if len(files) > max_files:
             del files[max_files:]
             files.sort(key=_by_path)
@@ -100,7 +88,12 @@ def _by_path(file: SourceFile) -> str:
 
 
 def _scan(
-    base: str, prefix: str, layers: _Layers, files: list[SourceFile], limit: int
+    base: str,
+    prefix: str,
+    layers: Layers,
+    files: list[SourceFile],
+    limit: int,
+    keep: Callable[[str], bool] | None = None,
 ) -> list[str]:
     """Add the folder's kept files to `files` (up to `limit`); its kept folders, sorted."""
     try:
@@ -118,7 +111,11 @@ def _scan(
             if entry.is_dir(follow_symlinks=False):
                 if not ignored(layers, rel + "/"):
                     folders.append(rel + "/")
-            elif entry.is_file(follow_symlinks=False) and not ignored(layers, rel):
+            elif (
+                (keep is None or keep(name))
+                and entry.is_file(follow_symlinks=False)
+                and not ignored(layers, rel)
+            ):
                 info = entry.stat(follow_symlinks=False)
                 if stat.S_ISREG(info.st_mode):
                     files.append(SourceFile(path=rel, size=info.st_size, mtime_ns=info.st_mtime_ns))
@@ -129,119 +126,82 @@ def _scan(
     return folders
 
 
-def ignored(layers: _Layers, rel: str) -> bool:
-    """Whether the rules ignore `rel` (a folder ends with '/')."""
-    for layer in layers:  # each lies in a folder above `rel`
-        sub = rel[len(layer.prefix) :]
-        if layer.quick.search(sub):
-            for regex, ignores in layer.rules:
-                if regex.search(sub):
-                    return ignores
-    return False
+@dataclass(kw_only=True, slots=True, frozen=True)
+class _Listing:
+    """One folder's kept file names and folders, under the rules of `layers`."""
+
+    stamp: tuple[int, int]  # the folder's inode and mtime_ns when it was listed
+    layers: tuple[int, ...]  # the identities of the rules it was filtered by
+    names: tuple[str, ...]
+    folders: tuple[str, ...]
 
 
-class IgnoreCheck:
-    """Answers "is this file ignored?" for scattered paths (the symlinks grep names),
-    reading each folder's ignore files once."""
+class WalkCache:
+    """What earlier walks of one tree found, for the next: each folder's filtered
+    listing, reused while the folder's inode and mtime are unchanged (adding, removing
+    or renaming an entry changes its mtime) and the ignore rules above it are the same,
+    so a repeat walk is mostly one `lstat` per file. A listing taken within
+    `SETTLE_NS` of the folder's last change is not kept: a second change within the
+    same clock tick could leave the mtime as it was."""
 
-    def __init__(
-        self, root: Path, ignore_names: Sequence[str] = (GIT_IGNORE,), under: str = ""
-    ) -> None:
-        """`under`: the folder a search was started in ('' or ending in '/'): named
-        explicitly, it and the folders above it are not left out."""
-        self._base = os.fspath(root)
-        self._names = tuple(ignore_names)
-        self._under = under
-        top = _exclude_layers(self._base, len(self._names))
-        self._folders: dict[str, _Layers | None] = {
-            "": _with_folder(top, self._base, "", self._names)
-        }
+    SETTLE_NS = 2_000_000_000
+    MAX_LAYERS = 10_000
 
-    def ignored(self, rel: str) -> bool:
-        """Whether the walk would leave out the file `rel` (or something above it)."""
-        folder = rel.rpartition("/")[0]
-        layers = self._layers(folder + "/" if folder else "")
-        return layers is None or ignored(layers, rel)
+    def __init__(self) -> None:
+        self._listings: dict[str, _Listing] = {}
+        self._layers: dict[tuple[object, ...], Layer] = {}
 
-    def _layers(self, prefix: str) -> _Layers | None:
-        """The rules for the entries of folder `prefix`; None when it is left out."""
-        if prefix in self._folders:
-            return self._folders[prefix]
-        parent, _, name = prefix[:-1].rpartition("/")
-        above = self._layers(parent + "/" if parent else "")
-        layers = None
-        named = self._under.startswith(prefix)
-        if above is not None and (named or not (is_hidden_name(name) or ignored(above, prefix))):
-            layers = _with_folder(above, self._base, prefix, self._names)
-        self._folders[prefix] = layers
-        return layers
+    def layer(self, lines: list[str], *, rank: int, depth: int, prefix: str) -> Layer:
+        """The same rules object for the same rules, so listings can be matched to them."""
+        key = (tuple(lines), rank, depth, prefix)
+        found = self._layers.get(key)
+        if found is None:
+            if len(self._layers) >= self.MAX_LAYERS:
+                self._layers.clear()
+                self._listings.clear()
+            found = self._layers[key] = make_layer(lines, rank=rank, depth=depth, prefix=prefix)
+        return found
 
-
-def _layers_above(base: str, under: str, names: Sequence[str]) -> _Layers:
-    """The rules of the ignore files in the folders above `under`."""
-    layers = _exclude_layers(base, len(names))
-    prefix = ""
-    for part in under.split("/")[:-1]:
-        layers = _with_folder(layers, base, prefix, names)
-        prefix += part + "/"
-    return layers
-
-
-def _with_folder(inherited: _Layers, base: str, prefix: str, names: Sequence[str]) -> _Layers:
-    depth = prefix.count("/")
-    added = []
-    for rank, name in enumerate(names):
-        lines = _read_rules(f"{base}/{prefix}{name}")
-        if lines:
-            added.append(_layer(lines, rank=rank, depth=depth, prefix=prefix))
-    if not added:
-        return inherited
-    return tuple(sorted((*inherited, *added), key=lambda layer: (layer.rank, -layer.depth)))
-
-
-def _exclude_layers(base: str, rank: int) -> _Layers:
-    lines = _read_rules(f"{base}/.git/info/exclude")
-    return (_layer(lines, rank=rank, depth=0, prefix=""),) if lines else ()
-
-
-def _layer(lines: list[str], *, rank: int, depth: int, prefix: str) -> _Layer:
-    """pathspec's regular expressions for the rules, made to match a path itself only:
-    its `(?P<ps_d>/)` also matches what lies below a folder, which the walk never sees
-    (it does not enter an ignored folder) but a search started inside one does."""
-    spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    rules = [
-        (rule.regex.pattern.replace("(?P<ps_d>/)", "/$"), rule.regex.flags, rule.include)
-        for rule in spec.patterns
-        if rule.include is not None and rule.regex is not None
-    ]
-    compiled = tuple((re.compile(text, flags), bool(ignores)) for text, flags, ignores in rules)
-    joined = "|".join(f"(?:{text})" for text, _, _ in rules)
-    quick = re.compile(joined or "(?!)", rules[0][1] if rules else 0)
-    return _Layer(rank=rank, depth=depth, prefix=prefix, rules=compiled[::-1], quick=quick)
-
-
-def _read_rules(path: str) -> list[str]:
-    """The usable rule lines of an ignore file; none when it is missing, not a regular
-    file (a symlink is not followed) or unreadable."""
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError:
-        return []
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    def scan(
+        self,
+        base: str,
+        prefix: str,
+        layers: Layers,
+        files: list[SourceFile],
+        limit: int,
+        keep: Callable[[str], bool] | None,
+    ) -> list[str]:
+        """`_scan`, from the kept listing when it still holds."""
+        folder = f"{base}/{prefix}"
+        try:
+            info = os.lstat(folder)
+        except OSError:
+            self._listings.pop(prefix, None)
             return []
-        data = os.read(fd, MAX_IGNORE_BYTES)
-    except OSError:
-        return []
-    finally:
-        os.close(fd)
-    text = data.decode("utf-8", "replace")
-    return [line for line in text.splitlines() if _usable(line)]
-
-
-def _usable(line: str) -> bool:
-    """Not blank, not a comment, and not a glob that could backtrack for long."""
-    rule = line.strip()
-    if not rule or rule.startswith("#"):
-        return False
-    return len(_STAR_RUN.findall(rule.removeprefix("!").removeprefix("**/"))) <= MAX_STAR_RUNS
+        stamp, identity = (info.st_ino, info.st_mtime_ns), tuple(map(id, layers))
+        kept = self._listings.get(prefix)
+        if kept is None or kept.stamp != stamp or kept.layers != identity:
+            found: list[SourceFile] = []
+            folders = _scan(base, prefix, layers, found, 2**62, keep)
+            kept = _Listing(
+                stamp=stamp,
+                layers=identity,
+                names=tuple(f.path[len(prefix) :] for f in found),
+                folders=tuple(folders),
+            )
+            if time.time_ns() - info.st_mtime_ns > self.SETTLE_NS:
+                self._listings[prefix] = kept
+            else:
+                self._listings.pop(prefix, None)
+        for name in kept.names:
+            if len(files) >= limit:
+                break
+            try:
+                seen = os.lstat(folder + name)
+            except OSError:
+                continue  # gone since the listing
+            if stat.S_ISREG(seen.st_mode):
+                files.append(
+                    SourceFile(path=prefix + name, size=seen.st_size, mtime_ns=seen.st_mtime_ns)
+                )
+        return list(kept.folders)

@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from coding_harness.daemon.index.walk import RIPGREP_IGNORES, IgnoreCheck
+from coding_harness.daemon.index.ignore_rules import RIPGREP_IGNORES, IgnoreCheck
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import read_regular
 from coding_harness.daemon.tools.shell.process import ProcessResult, run_process

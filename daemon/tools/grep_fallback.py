@@ -22,7 +22,8 @@ import stat
 import sys
 from pathlib import Path
 
-from coding_harness.daemon.index.walk import RIPGREP_IGNORES, walk_workspace
+from coding_harness.daemon.index.ignore_rules import RIPGREP_IGNORES
+from coding_harness.daemon.index.walk import walk_workspace
 
 MAX_FILE_BYTES = 8_000_000  # as GREP_MAX_FILE_BYTES; no import of the daemon's tools
 MAX_MATCHES = 501  # one more than grep shows, so it knows there were more

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.index.walk import IgnoreCheck, SourceFile, walk_workspace
+from coding_harness.daemon.index.ignore_rules import IgnoreCheck
+from coding_harness.daemon.index.walk import SourceFile, walk_workspace
 
 
 def make(root: Path, *paths: str, text: str = "x\n") -> None:
