@@ -98,7 +98,8 @@ class CodeIndex:
 
             if progress is not None:
                 progress(0, len(changed))
-            parsed = parse_files(self.root, changed, parsed_so_far, stop)
+            sizes = {path: current[path].size for path in changed}
+            parsed = parse_files(self.root, changed, parsed_so_far, stop, sizes)
             fresh = {
                 path: StoredFile(
                     size=current[path].size,
@@ -130,18 +131,28 @@ class CodeIndex:
                 self._rank()
 
     def _rank(self) -> None:
-        with self.data_lock:  # the graph is read from the tags; the iteration needs no lock
-            previous = self.ranks
-            if previous.paths and set(previous.paths) == self.files.keys():
-                dirty = self._touched | self._users_of(self._redefined)
-                graph = update_graph(previous, self.files, self.defined, dirty)
-            else:  # files came or went: positions move, so the graph is made anew
-                graph = file_graph(self.files, self.defined)
+        """Rank from a copy of the tags taken under the data lock (entries are replaced,
+        never changed), so readers wait only for the copy."""
+        with self.data_lock:
+            previous, touched, redefined = self.ranks, self._touched, self._redefined
+            files = dict(self.files)
+            defined = {name: list(paths) for name, paths in self.defined.items()}
             self._touched, self._redefined = set(), set()
-            self.stale = False
-        ranks = rank_graph(graph, previous=previous)
+        try:
+            if previous.paths and set(previous.paths) == files.keys():
+                dirty = touched | _users_of(files, redefined)
+                graph = update_graph(previous, files, defined, dirty)
+            else:  # files came or went: positions move, so the graph is made anew
+                graph = file_graph(files, defined)
+            ranks = rank_graph(graph, previous=previous)
+        except BaseException:
+            with self.data_lock:  # what was not ranked is ranked next time
+                self._touched |= touched
+                self._redefined |= redefined
+            raise
         with self.data_lock:
             self.ranks = ranks
+            self.stale = bool(self._touched or self._redefined)
 
     def _load(self) -> None:
         stored = self._store.load() if self._store is not None else {}
@@ -151,16 +162,6 @@ class CodeIndex:
             for path, entry in stored.items():
                 self._link(path, entry)
         self.loaded = True
-
-    def _users_of(self, names: set[str]) -> set[str]:
-        """The files that use any of `names`."""
-        if not names:
-            return set()
-        return {
-            path
-            for path, entry in self.files.items()
-            if not names.isdisjoint(entry.tags.references)
-        }
 
     def _apply(self, fresh: dict[str, StoredFile], removed: list[str]) -> None:
         with self.data_lock:
@@ -227,3 +228,10 @@ def _names(entry: StoredFile | None) -> set[str]:
 
 def _is_source(name: str) -> bool:
     return language_of(name) is not None
+
+
+def _users_of(files: dict[str, StoredFile], names: set[str]) -> set[str]:
+    """The files that use any of `names`."""
+    if not names:
+        return set()
+    return {path for path, entry in files.items() if not names.isdisjoint(entry.tags.references)}

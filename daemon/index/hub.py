@@ -32,11 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.index.code_index import CodeIndex, Refresh
+from coding_harness.daemon.index.parse_worker import ParseCancelled
 from coding_harness.daemon.index.persist import IndexFile, index_path
 
 log = logging.getLogger(__name__)
 
 PROGRESS_SECONDS = 1.0
+RETRY_SECONDS = 60.0  # after a failed build, before another is started
+CLOSE_SECONDS = 5.0
 ANNOUNCE_FILES = 500  # a first build parsing this many files is announced at its start
 UNINDEXED = (Path("/"),)  # and the home folder: whole trees of unrelated files
 NOT_INDEXED = "the home folder and / are not indexed: open the project's own folder"
@@ -59,6 +62,7 @@ class _Entry:
     ranking: asyncio.Task[None] | None = None  # ranks the files again after an update
     stop: threading.Event = field(default_factory=threading.Event)
     last_told: float = 0.0
+    failed_at: float = 0.0
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -77,6 +81,7 @@ class IndexHub:
         self._state_dir = state_dir
         self._announce = announce
         self._entries: dict[Path, _Entry] = {}
+        self._stopping = False
 
     def entry_state(self, root: Path) -> dict[str, Any] | None:
         entry = self._entries.get(root)
@@ -110,10 +115,12 @@ class IndexHub:
         entry = self._entries.get(root)
         if entry is None:
             entry = self._entries[root] = _Entry(index=CodeIndex(root, self._store(root)))
-            if root in UNINDEXED or root == Path.home():
+            if root in UNINDEXED or root == Path.home().resolve():
                 entry.state, entry.error = FAILED, NOT_INDEXED
-        if entry.error == NOT_INDEXED:
+        if entry.error == NOT_INDEXED or self._stopping:
             return entry
+        if entry.state == FAILED and time.monotonic() < entry.failed_at + RETRY_SECONDS:
+            return entry  # a build that just failed is not started again at every call
         if entry.task is None or entry.task.done():
             entry.task = asyncio.create_task(self._refresh(entry), name=f"index {root}")
         return entry
@@ -151,11 +158,14 @@ class IndexHub:
             report: Refresh = await asyncio.to_thread(
                 entry.index.refresh, progress, entry.stop, first
             )
+        except ParseCancelled:  # the daemon stops, or a batch ran out of time
+            if entry.stop.is_set():
+                return
+            self._failed(entry, started, "parsing took longer than its time limit")
+            return
         except Exception as exc:  # a parser or disk fault: said once, the old data stays
             log.exception("the code index of %s could not be refreshed", entry.index.root)
-            entry.state, entry.error = FAILED, f"the code index could not be built: {exc}"
-            entry.seconds = time.monotonic() - started
-            self._tell(entry)
+            self._failed(entry, started, str(exc))
             return
         entry.built, entry.state, entry.error = True, READY, None
         if first:  # done and total stay the first build's: what the daemon's start cost
@@ -164,16 +174,33 @@ class IndexHub:
             if entry.last_told:  # its start was announced: so is its end
                 self._tell(entry)
         elif entry.index.stale and (entry.ranking is None or entry.ranking.done()):
-            entry.ranking = asyncio.create_task(asyncio.to_thread(entry.index.rerank))
+            name = f"index ranking {entry.index.root}"
+            entry.ranking = asyncio.create_task(self._rerank(entry), name=name)
+
+    def _failed(self, entry: _Entry, started: float, why: str) -> None:
+        entry.state, entry.error = FAILED, f"the code index could not be built: {why}"
+        entry.seconds = time.monotonic() - started
+        entry.failed_at = time.monotonic()
+        self._tell(entry)
+
+    async def _rerank(self, entry: _Entry) -> None:
+        try:
+            await asyncio.to_thread(entry.index.rerank)
+        except Exception:  # the old ranks stay; the next update ranks again
+            log.exception("the files of %s could not be ranked", entry.index.root)
 
     def _tell(self, entry: _Entry) -> None:
         if self._announce is not None:
             self._announce(entry.index.root, entry.to_wire())
 
     async def close(self) -> None:
-        """Stop every build (child parsers are killed) and wait for the threads."""
+        """Stop every build (child parsers are killed) and wait a little for the threads:
+        a walk or a file's parse in a thread cannot be interrupted, and is not waited for
+        past `CLOSE_SECONDS`."""
+        self._stopping = True
         tasks: list[asyncio.Task[None]] = []
         for entry in self._entries.values():
             entry.stop.set()
             tasks.extend(task for task in (entry.task, entry.ranking) if task is not None)
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if tasks:
+            await asyncio.wait(tasks, timeout=CLOSE_SECONDS)

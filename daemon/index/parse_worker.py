@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,8 @@ from coding_harness.daemon.index.languages import grammar, language_of
 from coding_harness.daemon.index.tags import MAX_FILE_BYTES, Definition, FileTags, file_tags
 
 IN_PROCESS_UP_TO = 64  # files; more go to child processes
+IN_PROCESS_BYTES = 512_000  # and so do batches bigger than this
+IN_PROCESS_FILE = 100_000  # or holding a file bigger than this
 WORKERS = max(1, min(2, os.cpu_count() or 1))
 BUILD_TIME_LIMIT = 900.0  # seconds for one batch in child processes
 _ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
@@ -39,7 +41,8 @@ class ParseCancelled(Exception):
 
 
 def tags_of(root: Path, path: str) -> FileTags:
-    """One file's tags; an unreadable file or unknown language gives empty tags."""
+    """One file's tags; an unreadable file or unknown language gives empty tags, and so
+    does a file the parser fails on (the reason is kept)."""
     language = language_of(path)
     if language is None:
         return FileTags(skipped="not a known language")
@@ -47,7 +50,10 @@ def tags_of(root: Path, path: str) -> FileTags:
         data = _read(root / path)
     except OSError as exc:
         return FileTags(skipped=f"unreadable: {exc.strerror or exc}")
-    return file_tags(data, grammar(language))
+    try:
+        return file_tags(data, grammar(language))
+    except Exception as exc:  # a grammar's fault on a hostile file: that file only
+        return FileTags(skipped=f"the parser failed on it: {type(exc).__name__}")
 
 
 def _read(path: Path) -> bytes:
@@ -64,9 +70,16 @@ def parse_files(
     paths: list[str],
     progress: Progress | None = None,
     stop: threading.Event | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> Parsed:
-    """Every path's tags; `ParseCancelled` once `stop` is set."""
-    if len(paths) <= IN_PROCESS_UP_TO:
+    """The paths' tags; `ParseCancelled` once `stop` is set. A path a parser process
+    died before answering is left out, so the next refresh tries it again.
+
+    Only a few small files are parsed in this process: tree-sitter holds the
+    interpreter lock while it parses, and a hostile 1 MB file can take seconds."""
+    weights = [sizes.get(path, 0) for path in paths] if sizes is not None else [0]
+    small = sum(weights) <= IN_PROCESS_BYTES and max(weights, default=0) <= IN_PROCESS_FILE
+    if len(paths) <= IN_PROCESS_UP_TO and small:
         return _parse_here(root, paths, progress, stop)
     return _parse_in_children(root, paths, progress, stop)
 
@@ -90,17 +103,24 @@ def _parse_in_children(
     shares = [paths[i::WORKERS] for i in range(WORKERS)]
     env = {name: os.environ[name] for name in _ENV_KEPT if name in os.environ}
     argv = [sys.executable, "-I", "-m", "coding_harness.daemon.index.parse_worker", str(root)]
-    children = [
-        subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            cwd="/",
-        )
-        for _ in shares
-    ]
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        for _ in shares:
+            children.append(
+                subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                    cwd="/",
+                )
+            )
+    except OSError:
+        for child in children:
+            child.kill()
+            child.wait()
+        raise
     parsed: Parsed = {}
     lock = threading.Lock()
 
@@ -131,10 +151,7 @@ def _parse_in_children(
                 thread.join(1.0)
             if child.stdout is not None:
                 child.stdout.close()
-    for path in paths:  # a child that died left its files out
-        if path not in parsed:
-            parsed[path] = FileTags(skipped="the parser process stopped before this file")
-    return parsed
+    return parsed  # a child that died left its files out: the next refresh retries them
 
 
 def _feed_and_read(

@@ -124,4 +124,5 @@ def with_repo_map(prompt: str, text: str) -> str:
     """`prompt` followed by the map's section; `prompt` as it is without a map."""
     if not text:
         return prompt
+    text = text.replace("</repo-map", "<\\/repo-map")  # a source line cannot close it
     return prompt.rstrip("\n") + "\n\n" + _SECTION.format(map=text) + "\n"

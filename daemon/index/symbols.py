@@ -14,7 +14,8 @@ import re
 from pathlib import Path
 
 from coding_harness.daemon.index.code_index import CodeIndex
-from coding_harness.daemon.index.hub import IndexHub
+from coding_harness.daemon.index.hub import FAILED, IndexHub
+from coding_harness.daemon.index.session_map import REFRESH_WAIT
 from coding_harness.daemon.index.tags import MAX_FILE_BYTES
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import read_regular
@@ -42,9 +43,14 @@ class IndexSymbols:
                 f"{name[:80]!r} is not a name: give one identifier, without dots, "
                 "spaces or arguments (for 'pkg.Class.method' ask for 'method')"
             )
-        index = await self._hub.current(self._root)
+        try:
+            index = await asyncio.wait_for(self._hub.current(self._root), REFRESH_WAIT)
+        except TimeoutError:  # a big refresh runs: answer from the index as it was
+            index = self._hub.index_of(self._root)
         if index is None:
             state = self._hub.entry_state(self._root) or {}
+            if state.get("state") == FAILED:
+                return f"{state.get('error')}; use grep"
             return (
                 f"the code index is still being built ({state.get('done', 0)} of "
                 f"{state.get('total', 0)} files parsed); use grep meanwhile"

@@ -3,7 +3,8 @@
 `file_tags` parses a file's bytes with its language's grammar and runs the tags
 query over the tree. A definition keeps its name, kind (`function`, `class`,
 `method`...), 1-based line and signature (the text of the line that names it,
-trimmed and capped); references are counted by name. A file is not parsed when
+trimmed and capped; a constant's without its value, which may be a hard-coded
+credential); references are counted by name. A file is not parsed when
 it is larger than `MAX_FILE_BYTES` (generated or minified code) or looks binary,
 and the number of tags kept per file is capped, so a hostile file costs bounded
 time and memory.
@@ -88,7 +89,10 @@ def _add(tags: FileTags, data: bytes, node: Node, role: str, kind: str) -> None:
         return
     if len(tags.definitions) < MAX_DEFINITIONS:
         line = node.start_point.row + 1
-        tags.definitions.append(Definition(name, kind, line, _signature(data, node.start_byte)))
+        signature = _signature(data, node.start_byte)
+        if kind == "constant" and "=" in signature:  # its value may be a credential
+            signature = signature.partition("=")[0].rstrip() + " = ..."
+        tags.definitions.append(Definition(name, kind, line, signature))
 
 
 def _signature(data: bytes, offset: int) -> str:

@@ -4,14 +4,17 @@ What the file tools may not show is never listed: hidden names (`is_hidden_name`
 dotfiles, `~` backups, `#...#`) and all below them; symlinks are neither followed nor
 listed; only regular files are. Ignore files are honoured at every level
 (`ignore_rules.py`), and an ignored folder is not entered, so nothing below it can be
-re-included. Unreadable folders are skipped, paths longer than `MAX_PATH_CHARS` are
-not walked, and no file's contents are read but ignore files. A `WalkCache` keeps
-each folder's listing for the next walk of the same tree.
+re-included. Unreadable folders are skipped; paths longer than `MAX_PATH_CHARS` are
+not walked, nor names that are not valid UTF-8 or hold a control character (they
+could not be shown as they are, or could forge a line); no file's contents are read
+but ignore files. A `WalkCache` keeps each folder's listing for the next walk of the
+same tree.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Sequence
@@ -83,6 +86,19 @@ def walk_workspace(
     return Walk(files=files, capped=False)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _plain(name: str) -> bool:
+    """Whether a name can be shown as it is: valid UTF-8 (no byte the file system decoder
+    had to escape) and no control character (a line break could forge a line)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return _CONTROL.search(name) is None
+
+
 def _by_path(file: SourceFile) -> str:
     return file.path
 
@@ -105,7 +121,7 @@ def _scan(
     for entry in entries:
         name = entry.name
         rel = prefix + name
-        if is_hidden_name(name) or len(rel) > MAX_PATH_CHARS:
+        if is_hidden_name(name) or len(rel) > MAX_PATH_CHARS or not _plain(name):
             continue
         try:
             if entry.is_dir(follow_symlinks=False):

@@ -1,16 +1,17 @@
 """No `make` runs build files that changed this turn unseen.
 
-The build files are what decides what `make` runs: the makefiles and `.mk` files
-of the workspace root, `pyproject.toml`, and the files the makefiles include
-(`changes_check` tells whether an edit touches one: any `.mk` file counts). A
-coding turn notes their bytes when it starts (`read_build_files`). An edit to one
-through the edit tools is always put to the user with its diff, and what it wrote
-becomes the noted text (`note_written`; a revert too). Before
-`make check`, or a `make` through run_shell, runs, the files are read again: any
-that differs from its noted text (a recipe or a formatter rewrote the Makefile,
-a command dropped a new `.mk` the Makefile includes) is shown to the user with
-its diff, under `-y` and in the accept-edits mode too, and `make` runs only on
-yes. A yes notes the files as they are.
+The build files are what decides what `make` (and `uv run`, `uv sync`) runs: the
+makefiles and `.mk` files of the workspace root, `pyproject.toml`, and the files
+the makefiles include, and those include, globs expanded (`changes_check` tells
+whether an edit touches one: any `.mk` file counts). A coding turn notes what they
+hold when it starts (`read_build_files`; a hidden one by digest, never shown). An
+edit to one through the edit tools is always put to the user with its diff, and
+what it wrote becomes the noted text (`note_written`; a revert too). Before
+`make check`, or a `make`, `uv run` or `uv sync` through run_shell, the files are
+read again: any that differs from what was noted (a recipe or a formatter rewrote
+the Makefile, a command dropped a new `.mk` the Makefile includes) is shown to the
+user with its diff, under `-y` and in the accept-edits mode too, and the command
+runs only on yes. A yes notes the files as they are.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import difflib
+import hashlib
 import re
 from pathlib import Path, PurePosixPath
 
@@ -31,6 +33,8 @@ MAKEFILE_NAMES = ("GNUmakefile", "makefile", "Makefile")
 CHECK_INPUTS = frozenset({*MAKEFILE_NAMES, "pyproject.toml"})
 _INCLUDE = re.compile(r"^\s*(?:-include|sinclude|include)\s+(.+)$", re.MULTILINE)
 _READ_LIMIT = 1_000_000
+MAX_INCLUDES = 200
+HIDDEN = b"hidden file, sha256 "  # how a hidden build file's content is noted
 _DIFF_CHARS = 20_000
 BuildFiles = dict[str, bytes | None]
 
@@ -42,27 +46,44 @@ def changes_check(root: Path, rel: str) -> bool:
 
 
 def included_files(root: Path) -> set[str]:
-    """The files the workspace's makefiles include (`include`, `-include`, `sinclude`;
-    names with variables in them are not expanded), relative to the workspace."""
+    """The files the workspace's makefiles include (`include`, `-include`, `sinclude`),
+    and those they include in turn, relative to the workspace: globs are expanded as
+    make does, names with variables in them are not."""
     found: set[str] = set()
-    for name in MAKEFILE_NAMES:
-        data = _read(root, name)
+    pending = list(MAKEFILE_NAMES)
+    while pending and len(found) < MAX_INCLUDES:
+        data = _read(root, pending.pop())
         if data is None:  # none, or not a regular file (a FIFO would block make too)
             continue
         for words in _INCLUDE.findall(data.decode("utf-8", "replace")):
             for word in words.split("#", 1)[0].split():
-                if "$" not in word:
-                    found.add(PurePosixPath(word).as_posix().removeprefix("./"))
+                for rel in _expand(root, word):
+                    if rel not in found:
+                        found.add(rel)
+                        pending.append(rel)
     return found
 
 
+def _expand(root: Path, word: str) -> list[str]:
+    if "$" in word:
+        return []
+    rel = PurePosixPath(word).as_posix().removeprefix("./")
+    if not any(char in rel for char in "*?["):
+        return [rel]
+    try:
+        matches = sorted(root.glob(rel))[:MAX_INCLUDES]
+    except (ValueError, NotImplementedError, OSError):  # an absolute or odd pattern
+        return []
+    return [m.relative_to(root).as_posix() for m in matches if m.is_relative_to(root)]
+
+
 def read_build_files(root: Path, also: tuple[str, ...] = ()) -> BuildFiles:
-    """The build files' bytes (None: absent, unreadable, or outside the workspace),
-    and those of `also`."""
+    """What each build file holds (None: absent, unreadable, or outside the workspace),
+    and each of `also`."""
     names = {*CHECK_INPUTS, *also, *included_files(root)}
     with contextlib.suppress(OSError):
         names.update(entry.name for entry in root.iterdir() if entry.name.endswith(".mk"))
-    return {name: _read(root, name) for name in sorted(names)}
+    return {name: _look(root, name) for name in sorted(names)}
 
 
 def _read(root: Path, rel: str) -> bytes | None:
@@ -75,12 +96,43 @@ def _read(root: Path, rel: str) -> bytes | None:
     return data
 
 
+def _look(root: Path, rel: str) -> bytes | None:
+    """What a build file holds, to compare: its bytes (its size too, when it is longer
+    than what is read), or for a hidden file inside the workspace (`-include .env`) a
+    digest only, never shown."""
+    workspace = Workspace(root)
+    try:
+        real = workspace.resolve_visible(rel)
+    except ToolRefusal:
+        return _hidden_digest(workspace, rel)
+    try:
+        data, size = read_regular(real, rel, _READ_LIMIT)
+    except (ToolRefusal, OSError):
+        return None
+    return data if size <= len(data) else data + f"\0[{size} bytes]".encode()
+
+
+def _hidden_digest(workspace: Workspace, rel: str) -> bytes | None:
+    real = (workspace.root / rel).resolve()
+    if not workspace.contains(real):
+        return None
+    try:
+        digest = hashlib.sha256(real.read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return HIDDEN + digest.encode()
+
+
 def note_written(ctx: ToolContext, rel: str) -> None:
     """An edit the user saw with its diff (or its revert) was just written: if `rel` is a
     build file, what it holds now is what they saw."""
     noted = ctx.outcome.build_files
-    if noted is not None and (rel in noted or changes_check(ctx.workspace.root, rel)):
-        noted[rel] = _read(ctx.workspace.root, rel)
+    root = ctx.workspace.root
+    if noted is None or not (rel in noted or changes_check(root, rel)):
+        return
+    noted[rel] = _look(root, rel)
+    for name, held in read_build_files(root).items():  # what a new include names
+        noted.setdefault(name, held)
 
 
 async def confirm_build_files(ctx: ToolContext, command: str) -> str | None:
@@ -113,6 +165,9 @@ async def confirm_build_files(ctx: ToolContext, command: str) -> str | None:
 def _diffs(noted: BuildFiles, current: BuildFiles, changed: list[str]) -> str:
     pieces: list[str] = []
     for rel in changed:
+        if any((side.get(rel) or b"").startswith(HIDDEN) for side in (noted, current)):
+            pieces.append(f"{rel}: a hidden file; its content is not shown\n")
+            continue
         before = (noted.get(rel) or b"").decode("utf-8", "replace").splitlines(keepends=True)
         after = (current.get(rel) or b"").decode("utf-8", "replace").splitlines(keepends=True)
         pieces.extend(difflib.unified_diff(before, after, f"a/{rel}", f"b/{rel}"))

@@ -116,3 +116,45 @@ def test_a_make_through_run_shell_is_asked_too(
     events_until_finished(conn)
     assert not (sandbox.workspace / "planted.txt").exists()
     assert "make check was not run" in last_tool_result(model)
+
+
+def test_a_new_file_a_glob_include_picks_up_is_asked(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    (sandbox.workspace / "mk").mkdir()
+    (sandbox.workspace / "mk" / "base.mk").write_text("BASE = 1\n")
+    drop = (
+        "with open('mk/zz.mk', 'w') as f: "
+        "f.write('run-planted:\\n\\t@echo planted > planted.txt\\ncheck: run-planted\\n')"
+    )
+    (sandbox.workspace / "Makefile").write_text(
+        f'include mk/*.mk\n\ngen:\n\t{sys.executable} -c "{drop}"\n\ncheck:\n\t@true\n'
+    )
+    start(conn, sandbox, model)
+    asked = wait_for_event(conn, "approval.requested")["data"]
+    assert "mk/zz.mk" in asked["summary"] and "+run-planted:" in asked["diff"]
+    conn.request("approval.respond", {"request": asked["request"], "decision": "no"})
+    events_until_finished(conn)
+    assert not (sandbox.workspace / "planted.txt").exists()
+
+
+def test_an_approved_include_of_an_existing_file_is_not_asked_again(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    (sandbox.workspace / "common.mk").write_text("COMMON = 1\n")
+    (sandbox.workspace / "sub").mkdir()
+    (sandbox.workspace / "sub" / "extra.inc").write_text("EXTRA = 1\n")
+    new = "include sub/extra.inc\n" + MAKEFILE
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="Makefile", old=MAKEFILE, new=new)]),
+        Reply(content="Done."),
+    )
+    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    conn.request("session.attach", {"session": session})
+    conn.request("session.submit", {"session": session, "text": "include the extra rules"})
+    asked = wait_for_event(conn, "approval.requested")["data"]
+    assert asked["path"] == "Makefile"
+    conn.request("approval.respond", {"request": asked["request"], "decision": "yes"})
+    events = events_until_finished(conn)
+    assert "approval.requested" not in [event["kind"] for event in events]
+    assert "make check passed." in last_tool_result(model)

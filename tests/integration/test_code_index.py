@@ -143,14 +143,17 @@ def test_a_secret_in_a_definition_line_is_redacted_from_the_map(
 ) -> None:
     secret = "s3cr3t-deploy-value-9f8e7d6c"
     (sandbox.workspace / "settings.py").write_text(
-        f'DEPLOY_KEY = "{secret}"\n\ndef deploy():\n    return DEPLOY_KEY\n'
+        f'DEPLOY_KEY = "{secret}"\nOTHER_KEY = "hunter2-not-known"\n\n'
+        f'def deploy(token="{secret}"):\n    return DEPLOY_KEY\n'
     )
     process = start_daemon(sandbox.socket, {**sandbox.env, "DEPLOY_API_KEY": secret})
     try:
         with client(sandbox.socket) as conn:
-            found = ready_map(conn, open_session(conn, sandbox))
-            assert "DEPLOY_KEY = " in found["map"] and secret not in found["map"]
-            assert "[redacted" in found["map"]
+            found = ready_map(conn, open_session(conn, sandbox))["map"]
+            # A constant is shown without its value; a known secret elsewhere is redacted.
+            assert "DEPLOY_KEY = ...\n" in found and "OTHER_KEY = ...\n" in found
+            assert secret not in found and "hunter2" not in found
+            assert "def deploy(token=" in found and "[redacted" in found
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=10)

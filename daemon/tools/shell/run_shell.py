@@ -51,7 +51,8 @@ async def run_shell(ctx: ToolContext, command: str) -> str:
         declined = await ask_to_run(ctx, argv)
         if declined is not None:
             return declined
-    if argv[0] == "make":  # it runs the build files' recipes: changed ones are shown first
+    if argv[0] == "make" or argv[:2] in (["uv", "run"], ["uv", "sync"]):
+        # They run what the build files say: ones changed this turn are shown first.
         declined = await confirm_build_files(ctx, shlex.join(argv))
         if declined is not None:
             return declined
