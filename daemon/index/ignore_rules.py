@@ -8,8 +8,9 @@ also passes `.rgignore` and `.ignore`, which rank above `.gitignore` as in ripgr
 
 A repository is hostile, and a gitignore glob becomes a backtracking regular expression
 that holds the interpreter while it runs: a rule with more than `MAX_STAR_RUNS` runs of
-`*` (`*a*a*a*b` takes seconds per long name) is not used, and ignore files are read up
-to `MAX_IGNORE_BYTES`, never through a symlink.
+`*` (`*a*a*a*b` takes seconds per long name) is not used, only the first `MAX_RULES`
+rules of a file count, and ignore files are read up to `MAX_IGNORE_BYTES`, never
+through a symlink.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from coding_harness.daemon.tools.workspace import is_hidden_name
 
 MAX_IGNORE_BYTES = 1_000_000
 MAX_STAR_RUNS = 2  # a leading `**/` not counted
+MAX_RULES = 2_000  # per ignore file: each path is matched against all of them
+MAX_UP = 32  # folders looked at above the workspace for its repository's root
 GIT_IGNORE = ".gitignore"
 RIPGREP_IGNORES = (".rgignore", ".ignore", GIT_IGNORE)  # highest precedence first
 _STAR_RUN = re.compile(r"\*+")
@@ -40,6 +43,8 @@ class Layer:
     rank: int  # the precedence of its kind: 0 first
     depth: int  # how deep its folder lies: deeper first within a kind
     prefix: str  # its folder, workspace-relative with a trailing '/', '' at the root
+    # For a folder above the workspace: the way down from it to the workspace ('web/').
+    lead: str
     rules: tuple[tuple[re.Pattern[str], bool], ...]  # (regex, ignores), last rule first
     quick: re.Pattern[str]  # matches what any rule matches: most paths need no more
 
@@ -52,7 +57,7 @@ MakeLayer = Callable[..., "Layer"]  # (lines, *, rank, depth, prefix) -> Layer
 def ignored(layers: Layers, rel: str) -> bool:
     """Whether the rules ignore `rel` (a folder ends with '/')."""
     for layer in layers:  # each lies in a folder above `rel`
-        sub = rel[len(layer.prefix) :]
+        sub = layer.lead + rel[len(layer.prefix) :]
         if layer.quick.search(sub):
             for regex, ignores in layer.rules:
                 if regex.search(sub):
@@ -72,7 +77,7 @@ class IgnoreCheck:
         self._base = os.fspath(root)
         self._names = tuple(ignore_names)
         self._under = under
-        top = exclude_layers(self._base, len(self._names))
+        top = outer_layers(self._base, self._names)
         self._folders: dict[str, Layers | None] = {
             "": with_folder(top, self._base, "", self._names)
         }
@@ -100,13 +105,36 @@ class IgnoreCheck:
 def layers_above(
     base: str, under: str, names: Sequence[str], make: MakeLayer | None = None
 ) -> Layers:
-    """The rules of the ignore files in the folders above `under`."""
-    layers = exclude_layers(base, len(names), make)
+    """The rules of the ignore files in the folders above `under`: those of the
+    workspace's own folders, and when the workspace lies inside a git repository,
+    those of the folders from the repository's root down to it, as git reads them."""
+    layers = outer_layers(base, names, make)
     prefix = ""
     for part in under.split("/")[:-1]:
         layers = with_folder(layers, base, prefix, names, make)
         prefix += part + "/"
     return layers
+
+
+def outer_layers(base: str, names: Sequence[str], make: MakeLayer | None = None) -> Layers:
+    """`.git/info/exclude` and the ignore files of the folders above the workspace up to
+    its repository's root (none outside a repository, or more than `MAX_UP` up)."""
+    make = make or make_layer
+    here = Path(base)
+    above = [here, *list(here.parents)[:MAX_UP]]
+    top = next((folder for folder in above if (folder / ".git").exists()), None)
+    if top is None:
+        return ()
+    layers: list[Layer] = []
+    for distance, folder in enumerate(above[1 : above.index(top) + 1], 1):
+        lead = here.relative_to(folder).as_posix() + "/"
+        for rank, name in enumerate(names):
+            if lines := _read_rules(f"{folder}/{name}"):
+                layers.append(make(lines, rank=rank, depth=-distance, prefix="", lead=lead))
+    lead = "" if top == here else here.relative_to(top).as_posix() + "/"
+    if lines := _read_rules(f"{top}/.git/info/exclude"):
+        layers.append(make(lines, rank=len(names), depth=0, prefix="", lead=lead))
+    return tuple(sorted(layers, key=lambda layer: (layer.rank, -layer.depth)))
 
 
 def with_folder(
@@ -128,13 +156,7 @@ def with_folder(
     return tuple(sorted((*inherited, *added), key=lambda layer: (layer.rank, -layer.depth)))
 
 
-def exclude_layers(base: str, rank: int, make: MakeLayer | None = None) -> Layers:
-    lines = _read_rules(f"{base}/.git/info/exclude")
-    make = make or make_layer
-    return (make(lines, rank=rank, depth=0, prefix=""),) if lines else ()
-
-
-def make_layer(lines: list[str], *, rank: int, depth: int, prefix: str) -> Layer:
+def make_layer(lines: list[str], *, rank: int, depth: int, prefix: str, lead: str = "") -> Layer:
     """pathspec's regular expressions for the rules, made to match a path itself only:
     its `(?P<ps_d>/)` also matches what lies below a folder, which the walk never sees
     (it does not enter an ignored folder) but a search started inside one does."""
@@ -147,7 +169,9 @@ def make_layer(lines: list[str], *, rank: int, depth: int, prefix: str) -> Layer
     compiled = tuple((re.compile(text, flags), bool(ignores)) for text, flags, ignores in rules)
     joined = "|".join(f"(?:{text})" for text, _, _ in rules)
     quick = re.compile(joined or "(?!)", rules[0][1] if rules else 0)
-    return Layer(rank=rank, depth=depth, prefix=prefix, rules=compiled[::-1], quick=quick)
+    return Layer(
+        rank=rank, depth=depth, prefix=prefix, lead=lead, rules=compiled[::-1], quick=quick
+    )
 
 
 def _read_rules(path: str) -> list[str]:
@@ -166,7 +190,7 @@ def _read_rules(path: str) -> list[str]:
     finally:
         os.close(fd)
     text = data.decode("utf-8", "replace")
-    return [line for line in text.splitlines() if _usable(line)]
+    return [line for line in text.splitlines() if _usable(line)][:MAX_RULES]
 
 
 def _usable(line: str) -> bool:

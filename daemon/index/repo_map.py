@@ -11,6 +11,7 @@ is found by matching its words against the index's paths and defined names.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Iterable
@@ -23,6 +24,7 @@ CHARS_PER_TOKEN = 4
 CANDIDATE_FILES = 300  # the best files whose definitions compete for the map
 MENTION_BOOST = 10.0
 SCAN_CHARS = 200_000  # of the conversation, newest first, looked at for mentions
+_MIN_LINE_CHARS = 6  # no map line is shorter: a budget holds at most budget / 6 of them
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,80}")
 _PATHLIKE = re.compile(r"[\w.\-/]+\.[A-Za-z0-9]{1,6}")
 
@@ -59,13 +61,15 @@ def repo_map(index: CodeIndex, budget_tokens: int, mentioned: Mentions | None = 
     """The map within `budget_tokens`; empty when nothing fits or nothing is indexed."""
     if budget_tokens <= 0:
         return ""
+    budget = budget_tokens * CHARS_PER_TOKEN
     with index.data_lock:
-        lines = _ranked_lines(index, mentioned or Mentions(frozenset(), frozenset()))
-    return _fit(lines, budget_tokens * CHARS_PER_TOKEN)
+        nothing = Mentions(frozenset(), frozenset())
+        lines = _ranked_lines(index, mentioned or nothing, budget // _MIN_LINE_CHARS)
+    return _fit(lines, budget)
 
 
-def _ranked_lines(index: CodeIndex, mentioned: Mentions) -> list[tuple[str, str]]:
-    """(path, line) pairs of definitions, best first."""
+def _ranked_lines(index: CodeIndex, mentioned: Mentions, most: int) -> list[tuple[str, str]]:
+    """(path, line) pairs of the `most` best definitions, best first."""
     ranks = index.ranks
     if not ranks.paths:
         return []
@@ -100,13 +104,14 @@ def _ranked_lines(index: CodeIndex, mentioned: Mentions) -> list[tuple[str, str]
         file_score = score_of.get(path, 100.0)
         for definition in entry.tags.definitions:
             name = definition.name
-            used = math.log1p(index.used_by.get(name, 0)) / len(index.defined.get(name) or "x")
+            spread = max(1, len(index.defined.get(name, ())))
+            used = math.log1p(index.used_by.get(name, 0)) / spread
             weight = file_score * (1.0 + used)
             if name in mentioned.names:
                 weight *= MENTION_BOOST
             scored.append((-weight, path, definition.line, definition.signature))
-    scored.sort()
-    return [(path, f"{line}: {signature}") for _, path, line, signature in scored]
+    best_first = heapq.nsmallest(most, scored)
+    return [(path, f"{line}: {signature}") for _, path, line, signature in best_first]
 
 
 def _fit(lines: list[tuple[str, str]], budget_chars: int) -> str:

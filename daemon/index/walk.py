@@ -167,15 +167,18 @@ class WalkCache:
         self._listings: dict[str, _Listing] = {}
         self._layers: dict[tuple[object, ...], Layer] = {}
 
-    def layer(self, lines: list[str], *, rank: int, depth: int, prefix: str) -> Layer:
+    def layer(
+        self, lines: list[str], *, rank: int, depth: int, prefix: str, lead: str = ""
+    ) -> Layer:
         """The same rules object for the same rules, so listings can be matched to them."""
-        key = (tuple(lines), rank, depth, prefix)
+        key = (tuple(lines), rank, depth, prefix, lead)
         found = self._layers.get(key)
         if found is None:
             if len(self._layers) >= self.MAX_LAYERS:
                 self._layers.clear()
                 self._listings.clear()
-            found = self._layers[key] = make_layer(lines, rank=rank, depth=depth, prefix=prefix)
+            found = make_layer(lines, rank=rank, depth=depth, prefix=prefix, lead=lead)
+            self._layers[key] = found
         return found
 
     def scan(

@@ -59,3 +59,22 @@ def test_a_file_replaced_by_a_symlink_is_dropped(tmp_path: Path, cache: WalkCach
     (tmp_path / "a.py").symlink_to("/etc/hostname")
     os.utime(tmp_path, ns=(stamp, stamp))  # even if the folder looks unchanged
     assert walk_workspace(tmp_path, cache=cache).files == []
+
+
+def test_a_workspace_inside_a_repository_obeys_the_ignore_files_above_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("web/secret_notes.py\n")
+    (tmp_path / ".gitignore").write_text("node_modules/\n/web/build/\n")
+    web = tmp_path / "web"
+    for rel in ("app.py", "node_modules/lib/a.js", "build/out.js", "secret_notes.py"):
+        (web / rel).parent.mkdir(parents=True, exist_ok=True)
+        (web / rel).write_text("x")
+    assert [f.path for f in walk_workspace(web).files] == ["app.py"]
+    assert same(web, WalkCache()) == ["app.py"]
+    # Outside a repository the folders above are not looked at.
+    (tmp_path / ".git" / "info" / "exclude").unlink()
+    (tmp_path / ".git" / "info").rmdir()
+    (tmp_path / ".git").rmdir()
+    assert len(walk_workspace(web).files) == 4
