@@ -37,17 +37,23 @@ def conn(sandbox: Sandbox, model: FakeModelServer, daemon: Any) -> Iterator[Conn
     connection.close()
 
 
-def start(conn: Connection, sandbox: Sandbox, model: FakeModelServer) -> str:
+def submit(conn: Connection, sandbox: Sandbox, text: str, yes: bool = False) -> dict[str, Any]:
+    """Open a session, send `text`, and return the first approval it asks."""
+    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    conn.request("session.attach", {"session": session})
+    options = {"yes": True} if yes else {}
+    conn.request("session.submit", {"session": session, "text": text, "options": options})
+    return wait_for_event(conn, "approval.requested")["data"]
+
+
+def start(conn: Connection, sandbox: Sandbox, model: FakeModelServer) -> dict[str, Any]:
+    """`make gen`, then an edit under -y: the first approval asked."""
     model.add(
         Reply(tool_calls=[tool_call("run_shell", command="make gen")]),
         Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old="x = 1\n", new="x = 2\n")]),
         Reply(content="Done."),
     )
-    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
-    conn.request("session.attach", {"session": session})
-    text = "change x to 2 in calc.py"
-    conn.request("session.submit", {"session": session, "text": text, "options": {"yes": True}})
-    return session
+    return submit(conn, sandbox, "change x to 2 in calc.py", yes=True)
 
 
 def last_tool_result(model: FakeModelServer) -> str:
@@ -57,8 +63,7 @@ def last_tool_result(model: FakeModelServer) -> str:
 def test_a_no_keeps_the_rewritten_makefile_from_running(
     sandbox: Sandbox, model: FakeModelServer, conn: Connection
 ) -> None:
-    start(conn, sandbox, model)
-    asked = wait_for_event(conn, "approval.requested")["data"]
+    asked = start(conn, sandbox, model)
     assert asked["path"] == "make check" and "Makefile" in asked["summary"]
     assert "+run-planted:" in asked["diff"] and "asked even with -y" in asked["summary"]
     conn.request("approval.respond", {"request": asked["request"], "decision": "no"})
@@ -70,8 +75,7 @@ def test_a_no_keeps_the_rewritten_makefile_from_running(
 
 
 def test_a_yes_runs_it(sandbox: Sandbox, model: FakeModelServer, conn: Connection) -> None:
-    start(conn, sandbox, model)
-    asked = wait_for_event(conn, "approval.requested")["data"]
+    asked = start(conn, sandbox, model)
     conn.request("approval.respond", {"request": asked["request"], "decision": "yes"})
     events_until_finished(conn)
     assert (sandbox.workspace / "planted.txt").read_text() == "planted\n"
@@ -86,10 +90,7 @@ def test_an_approved_makefile_edit_is_not_asked_twice(
         Reply(tool_calls=[tool_call("propose_edit", path="Makefile", old=MAKEFILE, new=new)]),
         Reply(content="Done."),
     )
-    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
-    conn.request("session.attach", {"session": session})
-    conn.request("session.submit", {"session": session, "text": "make check print a word"})
-    asked = wait_for_event(conn, "approval.requested")["data"]
+    asked = submit(conn, sandbox, "make check print a word")
     assert asked["path"] == "Makefile"
     conn.request("approval.respond", {"request": asked["request"], "decision": "yes"})
     events = events_until_finished(conn)
@@ -107,10 +108,7 @@ def test_a_make_through_run_shell_is_asked_too(
         Reply(tool_calls=[tool_call("run_shell", command="make check")]),
         Reply(content="Done."),
     )
-    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
-    conn.request("session.attach", {"session": session})
-    conn.request("session.submit", {"session": session, "text": "run the make targets gen, check"})
-    asked = wait_for_event(conn, "approval.requested")["data"]
+    asked = submit(conn, sandbox, "run the make targets gen, check")
     assert asked["path"] == "make check" and "+run-planted:" in asked["diff"]
     conn.request("approval.respond", {"request": asked["request"], "decision": "no"})
     events_until_finished(conn)
@@ -130,8 +128,7 @@ def test_a_new_file_a_glob_include_picks_up_is_asked(
     (sandbox.workspace / "Makefile").write_text(
         f'include mk/*.mk\n\ngen:\n\t{sys.executable} -c "{drop}"\n\ncheck:\n\t@true\n'
     )
-    start(conn, sandbox, model)
-    asked = wait_for_event(conn, "approval.requested")["data"]
+    asked = start(conn, sandbox, model)
     assert "mk/zz.mk" in asked["summary"] and "+run-planted:" in asked["diff"]
     conn.request("approval.respond", {"request": asked["request"], "decision": "no"})
     events_until_finished(conn)
@@ -149,10 +146,7 @@ def test_an_approved_include_of_an_existing_file_is_not_asked_again(
         Reply(tool_calls=[tool_call("propose_edit", path="Makefile", old=MAKEFILE, new=new)]),
         Reply(content="Done."),
     )
-    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
-    conn.request("session.attach", {"session": session})
-    conn.request("session.submit", {"session": session, "text": "include the extra rules"})
-    asked = wait_for_event(conn, "approval.requested")["data"]
+    asked = submit(conn, sandbox, "include the extra rules")
     assert asked["path"] == "Makefile"
     conn.request("approval.respond", {"request": asked["request"], "decision": "yes"})
     events = events_until_finished(conn)
