@@ -4,22 +4,26 @@
 query over the tree. A definition keeps its name, kind (`function`, `class`,
 `method`...), 1-based line and signature (the text of the line that names it,
 trimmed and capped; a constant's without its value, which may be a hard-coded
-credential); references are counted by name. A file is not parsed when
-it is larger than `MAX_FILE_BYTES` (generated or minified code) or looks binary,
-and the number of tags kept per file is capped, so a hostile file costs bounded
-time and memory.
+credential); references are counted by name. A file is not parsed when it is
+larger than `MAX_FILE_BYTES` (generated or minified code) or looks binary, the
+parse of a big file still running after `PARSE_SECONDS` is stopped, and the number
+of tags kept per file is capped, so a hostile file costs bounded time and memory.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass, field
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node, QueryCursor, Tree
 
 from coding_harness.daemon.index.languages import Grammar
 
 MAX_FILE_BYTES = 1_000_000
+PARSE_SECONDS = 10.0  # a file the parser is still on after this is skipped
+TIMED_FROM_BYTES = 64_000
+_CHUNK = 65_536
 MAX_DEFINITIONS = 2_000  # per file
 MAX_REFERENCE_NAMES = 5_000  # distinct names per file
 MAX_NAME_CHARS = 200
@@ -48,7 +52,10 @@ def file_tags(data: bytes, grammar: Grammar) -> FileTags:
         return FileTags(skipped=f"larger than {MAX_FILE_BYTES:,} bytes")
     if b"\x00" in data[:8192]:
         return FileTags(skipped="binary")
-    tree = grammar.parser().parse(data)
+    try:
+        tree = _parse(data, grammar)
+    except ValueError:  # stopped at its time limit
+        return FileTags(skipped=f"it took the parser longer than {PARSE_SECONDS:g} s")
     cursor = QueryCursor(grammar.query, match_limit=_MATCH_LIMIT)
     tags = FileTags()
     for _, captures in cursor.matches(tree.root_node):
@@ -64,6 +71,23 @@ def file_tags(data: bytes, grammar: Grammar) -> FileTags:
         for node in names:
             _add(tags, data, node, role, what)
     return tags
+
+
+def _parse(data: bytes, grammar: Grammar) -> Tree:
+    """The file's tree; `ValueError` when a big file's parse outlasts `PARSE_SECONDS`
+    (a small one cannot: the check itself costs a tenth of a small file's parse)."""
+    parser = grammar.parser()
+    if len(data) <= TIMED_FROM_BYTES:
+        return parser.parse(data)
+    started = time.monotonic()
+
+    def too_long(*_: object) -> bool:
+        return time.monotonic() - started > PARSE_SECONDS
+
+    def read(offset: int, _: object) -> bytes:
+        return data[offset : offset + _CHUNK]
+
+    return parser.parse(read, progress_callback=too_long)
 
 
 def _kind(captures: dict[str, list[Node]]) -> tuple[str, str] | None:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.index import parse_worker
+from coding_harness.daemon.index import parse_worker, tags
 from coding_harness.daemon.index.code_index import CodeIndex
+from coding_harness.daemon.index.languages import grammar
 from coding_harness.daemon.index.persist import IndexFile, index_path
 from coding_harness.daemon.index.rank import rank_files
 from coding_harness.daemon.index.tags import MAX_FILE_BYTES
@@ -203,3 +204,13 @@ def test_a_parser_fault_costs_that_file_only(
     index.refresh()
     assert index.files["bad.py"].tags.skipped == "the parser failed on it: RuntimeError"
     assert [f.path for f in index.definitions("good")] == ["good.py"]
+
+
+def test_a_file_the_parser_is_slow_on_is_skipped_at_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tags, "PARSE_SECONDS", 0.05)
+    rust = grammar("rust")
+    slow = tags.file_tags(b"fn main() {\n" + b"f0();\n" * 100_000 + b"}\n", rust)
+    assert slow.skipped == "it took the parser longer than 0.05 s"
+    assert [d.name for d in tags.file_tags(b"fn quick() {}\n", rust).definitions] == ["quick"]
