@@ -8,7 +8,8 @@ index first (re-parsing only what changed) and returns it; the files are ranked
 again afterwards, in the background, so the map of that turn uses the ranks of a
 moment before (the tags themselves are current). One build or refresh runs per
 workspace at a time; a call that finds one running does not wait for a cold
-build, and waits for a refresh.
+build, and waits for a refresh. At most `MAX_INDEXES` are held, and none unused
+for `IDLE_SECONDS`: a dropped one loads warm from its file when next asked for.
 
 `status()` reports, per workspace, the first build of this daemon's life: files
 parsed (`done` of `total`; after a restart only what changed since) and seconds.
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 PROGRESS_SECONDS = 1.0
 RETRY_SECONDS = 60.0  # after a failed build, before another is started
 CLOSE_SECONDS = 5.0
+MAX_INDEXES = 8  # held in memory at once; the least recently used goes first
+IDLE_SECONDS = 7_200.0  # an index nobody asked for this long is dropped from memory
 ANNOUNCE_FILES = 500  # a first build parsing this many files is announced at its start
 UNINDEXED = (Path("/"),)  # and the home folder: whole trees of unrelated files
 NOT_INDEXED = "the home folder and / are not indexed: open the project's own folder"
@@ -63,6 +66,7 @@ class _Entry:
     stop: threading.Event = field(default_factory=threading.Event)
     last_told: float = 0.0
     failed_at: float = 0.0
+    used_at: float = 0.0  # when a session last asked for it
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -114,9 +118,11 @@ class IndexHub:
         """The workspace's entry, with a build or refresh running unless it is refused."""
         entry = self._entries.get(root)
         if entry is None:
+            self._evict()
             entry = self._entries[root] = _Entry(index=CodeIndex(root, self._store(root)))
             if root in UNINDEXED or root == Path.home().resolve():
                 entry.state, entry.error = FAILED, NOT_INDEXED
+        entry.used_at = time.monotonic()
         if entry.error == NOT_INDEXED or self._stopping:
             return entry
         if entry.state == FAILED and time.monotonic() < entry.failed_at + RETRY_SECONDS:
@@ -132,6 +138,21 @@ class IndexHub:
         while entry.task is not None and not entry.task.done():
             await asyncio.shield(entry.task)
         return entry.index
+
+    def _evict(self) -> None:
+        """Forget the indexes not used for `IDLE_SECONDS`, and past `MAX_INDEXES` the least
+        recently used: their files stay, so coming back loads them warm."""
+        now = time.monotonic()
+        idle = [
+            root
+            for root, entry in sorted(self._entries.items(), key=lambda item: item[1].used_at)
+            if entry.task is None or entry.task.done()
+        ]
+        excess = max(0, len(self._entries) + 1 - MAX_INDEXES)
+        for position, root in enumerate(idle):
+            if position < excess or now - self._entries[root].used_at > IDLE_SECONDS:
+                self._entries[root].stop.set()
+                del self._entries[root]
 
     def _store(self, root: Path) -> IndexFile | None:
         if self._state_dir is None:

@@ -164,3 +164,24 @@ def test_a_failed_build_is_not_started_again_at_every_call(
     answer = asyncio.run(scenario())
     assert len(calls) == 1
     assert answer.state == "failed" and "disk on fire" in str(answer.error)
+
+
+def test_the_least_recently_used_index_is_let_go_and_comes_back_warm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hub_module, "MAX_INDEXES", 2)
+    roots = [generate_repo(tmp_path / f"repo{n}", 4, body_lines=2).root for n in range(3)]
+
+    async def scenario() -> tuple[list[str], Any]:
+        hub = IndexHub(tmp_path / "state")
+        for root in roots:
+            await hub.built(root)
+        held = [entry["root"] for entry in hub.status()]
+        again = await hub.built(roots[0])  # loaded from its file: nothing parsed
+        state = hub.entry_state(roots[0])
+        await hub.close()
+        return held, (again, state)
+
+    held, (again, state) = asyncio.run(scenario())
+    assert held == [str(roots[1]), str(roots[2])]
+    assert len(again.files) == 4 and state is not None and state["done"] == 0
