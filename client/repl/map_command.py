@@ -12,19 +12,13 @@ from __future__ import annotations
 
 from coding_harness.client.render.index_lines import map_header
 from coding_harness.client.render.sanitize import visible
-from coding_harness.client.render.style import Style
+from coding_harness.client.repl.session_command import SessionCommand
 from coding_harness.protocol import methods
-from coding_harness.protocol.client import Connection
 
 USAGE = "the repo map the next coding turn is shown (the code index's ranked definitions)"
 
 
-class MapCommand:
-    def __init__(self, conn: Connection, session: str, style: Style) -> None:
-        self.conn = conn
-        self.session = session
-        self.style = style
-
+class MapCommand(SessionCommand):
     def __call__(self, argument: str) -> None:
         if argument:
             self.style.line("usage: /map (it takes no argument)", "yellow")

@@ -11,19 +11,14 @@ import sys
 
 from coding_harness.client.commands.mcp import RESTART_TIMEOUT, print_servers
 from coding_harness.client.render.mcp_servers import server_line
-from coding_harness.client.render.style import Style
+from coding_harness.client.repl.session_command import SessionCommand
 from coding_harness.protocol import methods
-from coding_harness.protocol.client import Connection
 
 USAGE = "/mcp [restart NAME]: the MCP servers, their state and tools; restart one"
 
 
-class McpCommand:
-    def __init__(self, conn: Connection, session: str, style: Style) -> None:
-        self.conn = conn
-        self.session = session
-        self.style = style
-        self._cwd: str | None = None
+class McpCommand(SessionCommand):
+    _cwd: str | None = None  # the session's folder, once asked
 
     def __call__(self, argument: str) -> None:
         words = argument.split()

@@ -14,17 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from coding_harness.client.render.sanitize import one_line, visible
-from coding_harness.client.render.style import Style
+from coding_harness.client.repl.session_command import SessionCommand
 from coding_harness.protocol import methods
-from coding_harness.protocol.client import Connection
 
 USAGE = "usage: /memory [rm N ...|clear|add TEXT|edit]"
 
 
-class MemoryCommand:
-    def __init__(self, conn: Connection, session: str, style: Style) -> None:
-        self.conn, self.session, self.style = conn, session, style
-
+class MemoryCommand(SessionCommand):
     def __call__(self, argument: str) -> None:
         verb, _, rest = argument.partition(" ")
         rest = rest.strip()

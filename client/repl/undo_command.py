@@ -9,19 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from coding_harness.client.commands.undo import show_checkpoints, show_undo
-from coding_harness.client.render.style import Style
+from coding_harness.client.repl.session_command import SessionCommand
 from coding_harness.protocol import methods
-from coding_harness.protocol.client import Connection
 
 USAGE = "/undo [TURN] [--force]: put back what the last turn (or TURN and later) wrote"
 
 
-class UndoCommands:
-    def __init__(self, conn: Connection, session: str, style: Style) -> None:
-        self.conn = conn
-        self.session = session
-        self.style = style
-
+class UndoCommands(SessionCommand):
     def undo(self, argument: str) -> None:
         words = argument.split()
         force = "--force" in words
