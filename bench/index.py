@@ -57,9 +57,10 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from coding_harness.daemon.context.window import tokens
 from coding_harness.daemon.index.code_index import CodeIndex
 from coding_harness.daemon.index.persist import IndexFile
-from coding_harness.daemon.index.repo_map import mentions, repo_map, tokens_of
+from coding_harness.daemon.index.repo_map import mentions, repo_map
 from tests.support.generated_repo import generate_repo
 
 MAP_TOKENS = 1024
@@ -151,7 +152,7 @@ def child_warm(root: Path, db: Path, change: str, mention: str, runs: int) -> di
         figures.update(_one_change(index, root / change, runs))
     plain = repo_map(index, MAP_TOKENS)
     figures["map_ms"] = _ms(lambda: repo_map(index, MAP_TOKENS), runs)
-    figures["map_tokens"] = tokens_of(plain)
+    figures["map_tokens"] = tokens(len(plain))
     figures["mentions_ms"] = _ms(lambda: mentions(index, [mention]), runs)
     seen = mentions(index, [mention])
     figures["map_mentioned_ms"] = _ms(lambda: repo_map(index, MAP_TOKENS, seen), runs)

@@ -121,7 +121,3 @@ def _javascript_tags() -> str:
 
 def _packaged_query(module: ModuleType, file: str) -> str:
     return (importlib.resources.files(module) / "queries" / file).read_text(encoding="utf-8")
-
-
-def language_names() -> list[str]:
-    return sorted(set(EXTENSIONS.values()))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 import sys
 import threading
@@ -24,6 +23,8 @@ from typing import Any
 
 from coding_harness.daemon.index.languages import grammar, language_of
 from coding_harness.daemon.index.tags import MAX_FILE_BYTES, Definition, FileTags, file_tags
+from coding_harness.daemon.tools.errors import ToolRefusal
+from coding_harness.daemon.tools.files import read_regular
 
 IN_PROCESS_UP_TO = 64  # files; more go to child processes
 IN_PROCESS_BYTES = 512_000  # and so do batches bigger than this
@@ -46,23 +47,14 @@ def tags_of(root: Path, path: str) -> FileTags:
     language = language_of(path)
     if language is None:
         return FileTags(skipped="not a known language")
-    try:
-        data = _read(root / path)
-    except OSError as exc:
-        return FileTags(skipped=f"unreadable: {exc.strerror or exc}")
+    try:  # by the file tools' rules: never through a symlink, a FIFO or a device
+        data, _ = read_regular(root / path, path, MAX_FILE_BYTES + 1)
+    except ToolRefusal as refusal:
+        return FileTags(skipped=f"unreadable: {refusal}")
     try:
         return file_tags(data, grammar(language))
     except Exception as exc:  # a grammar's fault on a hostile file: that file only
         return FileTags(skipped=f"the parser failed on it: {type(exc).__name__}")
-
-
-def _read(path: Path) -> bytes:
-    """The file's bytes, up to past the parse limit; never through a symlink or a FIFO."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(0, "not a regular file")
-        return file.read(MAX_FILE_BYTES + 1)
 
 
 def parse_files(

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from coding_harness.daemon.index.tags import Definition, FileTags
 
@@ -157,7 +158,7 @@ def _row(path: str, stored: StoredFile) -> tuple[object, ...]:
     )
 
 
-def _stored(row: tuple[object, ...]) -> StoredFile:
+def _stored(row: tuple[Any, ...]) -> StoredFile:
     _, size, mtime_ns, language, skipped, definitions, refs = row
     intern = sys.intern
     tags = FileTags(
@@ -167,6 +168,4 @@ def _stored(row: tuple[object, ...]) -> StoredFile:
         references={intern(name): count for name, count in json.loads(str(refs)).items()},
         skipped=str(skipped),
     )
-    return StoredFile(
-        size=int(str(size)), mtime_ns=int(str(mtime_ns)), language=str(language), tags=tags
-    )
+    return StoredFile(size=int(size), mtime_ns=int(mtime_ns), language=str(language), tags=tags)

@@ -139,7 +139,3 @@ def _render(lines: list[tuple[str, str]]) -> str:
 
 def _line_number(entry: str) -> int:
     return int(entry.partition(":")[0])
-
-
-def tokens_of(text: str) -> int:
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.agent.seams import JSONObject
+from coding_harness.daemon.context.window import tokens
 from coding_harness.daemon.index.code_index import CodeIndex
 from coding_harness.daemon.index.hub import BUILDING, FAILED, IndexHub
-from coding_harness.daemon.index.repo_map import mentions, repo_map, tokens_of
+from coding_harness.daemon.index.repo_map import mentions, repo_map
 
 REFRESH_WAIT = 2.0  # seconds a turn waits for the index to catch up with the files
 CONTEXT_SHARE = 8  # the map takes at most 1/8 of the model's context
@@ -50,7 +51,7 @@ class SessionMap:
 
     @property
     def tokens(self) -> int:
-        return tokens_of(self.map)
+        return tokens(len(self.map))
 
     def to_wire(self) -> dict[str, Any]:
         return {

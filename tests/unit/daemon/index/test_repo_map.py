@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from coding_harness.daemon.context.window import tokens
 from coding_harness.daemon.index import hub as hub_module
 from coding_harness.daemon.index.code_index import CodeIndex
 from coding_harness.daemon.index.hub import IndexHub
-from coding_harness.daemon.index.repo_map import mentions, repo_map, tokens_of
+from coding_harness.daemon.index.repo_map import mentions, repo_map
 from coding_harness.daemon.index.session_map import conversation_texts, session_map, with_repo_map
 from coding_harness.daemon.index.symbols import IndexSymbols, describe
 from coding_harness.daemon.tools.errors import ToolRefusal
@@ -34,7 +35,7 @@ def index(repo: GeneratedRepo) -> CodeIndex:
 @pytest.mark.parametrize("budget", [64, 256, 1024])
 def test_the_map_fits_its_budget(index: CodeIndex, budget: int) -> None:
     text = repo_map(index, budget)
-    assert text and tokens_of(text) <= budget
+    assert text and tokens(len(text)) <= budget
     assert len(text) > budget * 4 * 0.6 or budget >= 1024  # it uses the room it has
 
 
