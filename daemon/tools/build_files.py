@@ -116,11 +116,11 @@ def _hidden_digest(workspace: Workspace, rel: str) -> bytes | None:
     real = (workspace.root / rel).resolve()
     if not workspace.contains(real):
         return None
-    try:
-        digest = hashlib.sha256(real.read_bytes()).hexdigest()
-    except OSError:
+    try:  # read_regular: a FIFO would block, and a huge file is hashed with its size
+        data, size = read_regular(real, rel, _READ_LIMIT)
+    except (ToolRefusal, OSError):
         return None
-    return HIDDEN + digest.encode()
+    return HIDDEN + hashlib.sha256(data).hexdigest().encode() + f" {size}".encode()
 
 
 def note_written(ctx: ToolContext, rel: str) -> None:
