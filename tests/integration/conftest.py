@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 
 from coding_harness.client.args import OneShotOptions
+from coding_harness.protocol.client import Connection
 from tests.support import netguard
 from tests.support.fake_model_server import FakeModelServer
-from tests.support.processes import start_daemon, stop_daemon
+from tests.support.processes import client, start_daemon, stop_daemon
 from tests.support.repl_run import ReplRun
 
 BUGGY = "def add(a, b):\n    return a - b\n"
@@ -113,6 +114,16 @@ def daemon(sandbox: Sandbox) -> Iterator[subprocess.Popen[bytes]]:
     yield process
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=10)
+
+
+@pytest.fixture
+def conn(
+    sandbox: Sandbox, model: FakeModelServer, daemon: subprocess.Popen[bytes]
+) -> Iterator[Connection]:
+    """A client connection (approvals on) to the sandbox's daemon, closed afterwards."""
+    connection = client(sandbox.socket)
+    yield connection
+    connection.close()
 
 
 @pytest.fixture

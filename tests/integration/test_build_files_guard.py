@@ -10,7 +10,6 @@ it. An edit to the Makefile that the user approved is not asked about again.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,8 @@ import pytest
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, events_until_finished, wait_for_event
+from tests.support.processes import events_until_finished, wait_for_event
+from tests.support.restarts import new_session
 
 PLANT = (
     "with open('Makefile', 'a') as f: "
@@ -28,19 +28,15 @@ PLANT = (
 MAKEFILE = f'gen:\n\t{sys.executable} -c "{PLANT}"\n\ncheck:\n\t@true\n'
 
 
-@pytest.fixture
-def conn(sandbox: Sandbox, model: FakeModelServer, daemon: Any) -> Iterator[Connection]:
+@pytest.fixture(autouse=True)
+def project(sandbox: Sandbox) -> None:
     (sandbox.workspace / "Makefile").write_text(MAKEFILE)
     (sandbox.workspace / "calc.py").write_text("x = 1\n")
-    connection = client(sandbox.socket)
-    yield connection
-    connection.close()
 
 
 def submit(conn: Connection, sandbox: Sandbox, text: str, yes: bool = False) -> dict[str, Any]:
     """Open a session, send `text`, and return the first approval it asks."""
-    session: str = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
-    conn.request("session.attach", {"session": session})
+    session = new_session(conn, sandbox.workspace)
     options = {"yes": True} if yes else {}
     conn.request("session.submit", {"session": session, "text": text, "options": options})
     return wait_for_event(conn, "approval.requested")["data"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,25 +21,13 @@ from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.generated_repo import GeneratedRepo, generate_repo
 from tests.support.processes import client, events_until_finished, start_daemon
+from tests.support.restarts import new_session
 from tests.support.waiting import wait_for
 
 
 @pytest.fixture
 def repo(sandbox: Sandbox) -> GeneratedRepo:
     return generate_repo(sandbox.workspace, 24, body_lines=6)
-
-
-@pytest.fixture
-def conn(sandbox: Sandbox, model: FakeModelServer, daemon: Any) -> Iterator[Connection]:
-    connection = client(sandbox.socket)
-    yield connection
-    connection.close()
-
-
-def open_session(conn: Connection, sandbox: Sandbox) -> str:
-    session = str(conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"])
-    conn.request("session.attach", {"session": session})
-    return session
 
 
 def ready_map(conn: Connection, session: str) -> dict[str, Any]:
@@ -63,7 +50,7 @@ def system_prompt(model: FakeModelServer, request: int = -1) -> str:
 def test_a_coding_turn_carries_the_map_led_by_the_file_it_names(
     sandbox: Sandbox, model: FakeModelServer, conn: Connection, repo: GeneratedRepo
 ) -> None:
-    session = open_session(conn, sandbox)
+    session = new_session(conn, sandbox.workspace)
     found = ready_map(conn, session)
     assert found["files"] == len(repo.files) and 0 < found["tokens"] <= found["budget"] == 1024
     named = repo.files[-1]
@@ -81,7 +68,7 @@ def test_a_coding_turn_carries_the_map_led_by_the_file_it_names(
 def test_find_symbol_answers_from_the_index_and_follows_edits(
     sandbox: Sandbox, model: FakeModelServer, conn: Connection, repo: GeneratedRepo
 ) -> None:
-    session = open_session(conn, sandbox)
+    session = new_session(conn, sandbox.workspace)
     ready_map(conn, session)
     name = repo.popular[0]
     path, line = repo.definitions[name]
@@ -115,7 +102,7 @@ def test_a_restarted_daemon_reuses_the_index_and_sessions_share_one(
     sandbox: Sandbox, model: FakeModelServer, daemon: subprocess.Popen[bytes], repo: GeneratedRepo
 ) -> None:
     with client(sandbox.socket) as first:
-        ready_map(first, open_session(first, sandbox))
+        ready_map(first, new_session(first, sandbox.workspace))
         status = first.request("daemon.status", {})["indexes"]
         assert [(s["root"], s["state"], s["done"]) for s in status] == [
             (str(sandbox.workspace), "ready", len(repo.files))
@@ -125,7 +112,7 @@ def test_a_restarted_daemon_reuses_the_index_and_sessions_share_one(
     again = start_daemon(sandbox.socket, sandbox.env)
     try:
         with client(sandbox.socket) as one, client(sandbox.socket) as two:
-            sessions = [open_session(one, sandbox), open_session(two, sandbox)]
+            sessions = [new_session(one, sandbox.workspace), new_session(two, sandbox.workspace)]
             answers = [ready_map(c, s) for c, s in zip((one, two), sessions, strict=True)]
             assert answers[0]["map"] == answers[1]["map"] != ""
             status = one.request("daemon.status", {})["indexes"]
@@ -149,7 +136,7 @@ def test_a_secret_in_a_definition_line_is_redacted_from_the_map(
     process = start_daemon(sandbox.socket, {**sandbox.env, "DEPLOY_API_KEY": secret})
     try:
         with client(sandbox.socket) as conn:
-            found = ready_map(conn, open_session(conn, sandbox))["map"]
+            found = ready_map(conn, new_session(conn, sandbox.workspace))["map"]
             # A constant is shown without its value; a known secret elsewhere is redacted.
             assert "DEPLOY_KEY = ...\n" in found and "OTHER_KEY = ...\n" in found
             assert secret not in found and "hunter2" not in found
@@ -168,7 +155,7 @@ def test_a_small_context_gets_a_smaller_map(
     process = start_daemon(sandbox.socket, sandbox.env)
     try:
         with client(sandbox.socket) as conn:
-            found = ready_map(conn, open_session(conn, sandbox))
+            found = ready_map(conn, new_session(conn, sandbox.workspace))
             assert found["budget"] == 256 and 0 < found["tokens"] <= 256
     finally:
         process.send_signal(signal.SIGTERM)

@@ -12,7 +12,7 @@ import io
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,7 +23,7 @@ from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Fault, Reply, tool_call
-from tests.support.processes import client, events_until_finished
+from tests.support.processes import events_until_finished
 from tests.support.waiting import wait_for
 
 NOTES = {
@@ -32,13 +32,6 @@ NOTES = {
     "todo": ["Add a test for empty input"],
 }
 TASK = "list the files in the project"  # a coding request: it names files
-
-
-@pytest.fixture
-def conn(sandbox: Sandbox, model: FakeModelServer, daemon: Any) -> Iterator[Connection]:
-    connection = client(sandbox.socket)
-    yield connection
-    connection.close()
 
 
 def new_session(conn: Connection, sandbox: Sandbox) -> str:
