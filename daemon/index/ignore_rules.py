@@ -22,8 +22,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
-
 from coding_harness.daemon.tools.workspace import is_hidden_name
 
 MAX_IGNORE_BYTES = 1_000_000
@@ -160,6 +158,8 @@ def make_layer(lines: list[str], *, rank: int, depth: int, prefix: str, lead: st
     """pathspec's regular expressions for the rules, made to match a path itself only:
     its `(?P<ps_d>/)` also matches what lies below a folder, which the walk never sees
     (it does not enter an ignored folder) but a search started inside one does."""
+    import pathspec  # about 30 ms of imports: only once some ignore file has rules
+
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
     rules = [
         (rule.regex.pattern.replace("(?P<ps_d>/)", "/$"), rule.regex.flags, rule.include)
