@@ -1,7 +1,8 @@
 """One client connection: who it is, what it attached to, what waits to be sent.
 
-Outgoing messages wait in a queue drained by one writer task, bounded in
-count and in bytes (`QueueLimits`). Past the busy bound the connection is
+Outgoing messages go straight to the socket while nothing waits; otherwise
+they wait in a queue drained by one writer task, bounded in count and in
+bytes (`QueueLimits`). Past the busy bound the connection is
 `overloaded`: the JSON-RPC core answers its new requests with a retryable
 "server overloaded" error instead of running them. Past the hard bound the
 client is cut off ("too far behind"); it can attach again with `since_seq`
@@ -116,11 +117,23 @@ class Connection:
             )
             self.close(abort=True)
             return
+        if not self._queue and not self._writer.transport.get_write_buffer_size():
+            self._write_now(data)
+            return
         self._queue.append(data)
         self._queued_bytes += len(data)
         self._ready.set()
         if not self._has_room():
             self._room.clear()
+
+    def _write_now(self, data: bytes) -> None:
+        """Nothing waits and the socket took all before: hand `data` straight over, so an
+        answer or event is on its way before the sender's next step (a queued one waits for
+        the writer task, which runs only when the sender yields)."""
+        try:
+            self._writer.write(data)
+        except (ConnectionError, OSError):
+            self._broke()
 
     async def wait_for_room(self) -> bool:
         """Wait until little is left to write; False once the connection is closed."""
@@ -221,7 +234,10 @@ class Connection:
                 self._writer.write(data)
                 await self._writer.drain()
         except (ConnectionError, OSError):
-            self.closed.set()
-            self._room.set()
-            self._forget_queue()
-            self._asks.fail_all(f"{self.label} broke off before it answered")
+            self._broke()
+
+    def _broke(self) -> None:
+        self.closed.set()
+        self._room.set()
+        self._forget_queue()
+        self._asks.fail_all(f"{self.label} broke off before it answered")

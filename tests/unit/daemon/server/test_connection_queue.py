@@ -102,3 +102,37 @@ def test_an_answer_over_the_message_limit_is_sent_as_an_error() -> None:
         far.close()
 
     asyncio.run(main())
+
+
+def test_while_nothing_waits_a_message_is_on_the_socket_before_the_sender_yields() -> None:
+    async def main() -> None:
+        conn, far = await pair()
+        conn.send_encoded(b'{"first": 1}\n')
+        conn.send_encoded(b'{"second": 2}\n')
+        far.setblocking(False)
+        # No await since the sends: the writer task has not run, yet both are readable.
+        assert far.recv(1 << 16) == b'{"first": 1}\n{"second": 2}\n'
+        assert conn.queued == (0, 0)
+        conn.close()
+        far.close()
+
+    asyncio.run(main())
+
+
+def test_behind_a_backlog_messages_keep_their_order() -> None:
+    async def main() -> None:
+        conn, far = await pair()
+        big = [bytes([65 + n % 26]) * (100 * KB) + b"\n" for n in range(12)]
+        for message in [*big, b"last\n"]:
+            conn.send_encoded(message)
+        assert conn.queued[0] > 0  # the socket buffers filled, the rest queued
+        far.setblocking(False)
+        loop = asyncio.get_running_loop()
+        received = b""
+        while not received.endswith(b"last\n"):
+            received += await loop.sock_recv(far, 1 << 20)
+        assert received == b"".join([*big, b"last\n"])
+        conn.close()
+        far.close()
+
+    asyncio.run(main())
