@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import difflib
 import hashlib
+import os
 import re
 from pathlib import Path, PurePosixPath
 
@@ -88,6 +89,8 @@ def read_build_files(root: Path, also: tuple[str, ...] = ()) -> BuildFiles:
 
 def _read(root: Path, rel: str) -> bytes | None:
     """A visible regular file inside the workspace, by the file tools' rules."""
+    if not os.path.lexists(root / rel):  # most names looked for are absent: no more work
+        return None
     try:
         real = Workspace(root).resolve_visible(rel)
         data, _ = read_regular(real, rel, _READ_LIMIT)
@@ -100,6 +103,8 @@ def _look(root: Path, rel: str) -> bytes | None:
     """What a build file holds, to compare: its bytes (its size too, when it is longer
     than what is read), or for a hidden file inside the workspace (`-include .env`) a
     digest only, never shown."""
+    if not os.path.lexists(root / rel):
+        return None
     workspace = Workspace(root)
     try:
         real = workspace.resolve_visible(rel)

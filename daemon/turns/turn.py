@@ -11,10 +11,13 @@ between turns, for `session.compact`.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import logging
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopResult, StopReason
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
@@ -71,6 +74,7 @@ from coding_harness.protocol import exit_codes
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 
 @dataclass(kw_only=True, slots=True)
@@ -185,24 +189,30 @@ async def mcp_lease(deps: TurnDeps, turn: Turn) -> Lease:
 
 async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     session, request, config, state = turn.session, turn.request, turn.config, turn.state
-    parts = _assemble(deps, turn, lease)
     working, events = state.working, state.recorder
-    plan = parts.plans.current()
-    prompt = await asyncio.to_thread(turn_system_prompt, session.cwd, config, plan)
-    working[0]["content"] = with_notes(prompt, project_notes(deps, session))
-    added = await prompt_context(parts.hooks, request.text)  # HookHalt: refused
-    decision = await decide_route(
-        request.text, request.kind, config.agent.classify, parts.ask, events
-    )
-    state.route = decision.route
-    if decision.route != "general":
+    with _Background() as jobs:
+        parts = _assemble(deps, turn, lease)
+        # What blocks (files, ports, the index) runs in threads while the turn goes on.
+        plan = parts.plans.current()
+        prompt = jobs.thread(turn_system_prompt, session.cwd, config, plan)
+        added = await prompt_context(parts.hooks, request.text)  # HookHalt: refused
         # The build files as the turn found them: `make` asks before running changed ones.
-        state.outcome.build_files = await asyncio.to_thread(read_build_files, session.cwd)
-        texts = conversation_texts(session.history, request.text)
-        budget = map_budget(config.agent.repo_map_tokens, context_limit(turn.profile, config))
-        redact = parts.secrets.redact
-        found = await session_map(deps.index, session.cwd, budget, texts, redact)
-        working[0]["content"] = with_repo_map(str(working[0]["content"]), found.map)
+        build_files = jobs.thread(read_build_files, session.cwd)
+        decision = await decide_route(
+            request.text, request.kind, config.agent.classify, parts.ask, events
+        )
+        state.route = decision.route
+        found = None
+        if decision.route != "general":
+            texts = conversation_texts(session.history, request.text)
+            budget = map_budget(config.agent.repo_map_tokens, context_limit(turn.profile, config))
+            redact = parts.secrets.redact
+            found = jobs.start(session_map(deps.index, session.cwd, budget, texts, redact))
+        working[0]["content"] = with_notes(await prompt, project_notes(deps, session))
+        if found is not None:
+            state.outcome.build_files = await build_files
+            repo_map = (await found).map
+            working[0]["content"] = with_repo_map(str(working[0]["content"]), repo_map)
     text = request_text(request.text, request.kind, home=home_dir(), cwd=session.cwd)
     search = parts.search
     leak = parts.secrets.leak_in(text) if search is not None else None
@@ -217,6 +227,36 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     if decision.route == "general":
         return await answer_general(parts.loop, working)
     return await until_stopped(parts.loop, working, parts.hooks)
+
+
+class _Background:
+    """Work a turn starts early and awaits later; whatever is left unawaited when the
+    block ends (a hook refused the prompt, the turn was cancelled) is cancelled."""
+
+    def __init__(self) -> None:
+        self._tasks: list[asyncio.Future[Any]] = []
+
+    def start(self, work: Awaitable[_T]) -> asyncio.Future[_T]:
+        """`work` as a task (it takes its first step when the turn next waits)."""
+        task = asyncio.ensure_future(work)
+        self._tasks.append(task)
+        return task
+
+    def thread(self, func: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
+        """`func(*args)` in a worker thread, handed over now (`asyncio.to_thread` would
+        wait for the turn's next pause to start)."""
+        call = functools.partial(contextvars.copy_context().run, func, *args)
+        return self.start(asyncio.get_running_loop().run_in_executor(None, call))
+
+    def __enter__(self) -> _Background:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for task in self._tasks:
+            if not task.done():
+                task.cancel()
+            elif not task.cancelled():
+                task.exception()  # retrieved: an unawaited failure is not logged as lost
 
 
 def _pending_note(session: Session) -> str:
