@@ -10,6 +10,7 @@ everything written to a stream, whoever writes it.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 
@@ -20,24 +21,41 @@ if TYPE_CHECKING:
 
 # Zero-width characters, line/paragraph separators, bidi embeddings,
 # overrides and isolates, word joiner, BOM.
-_BIDI_AND_INVISIBLE = "\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
-_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI_AND_INVISIBLE}]")
-_NEWLINES = re.compile(r"\s*\n\s*")
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>"
+_BIDI_AND_INVISIBLE = (
+    *range(0x200B, 0x2010),
+    *range(0x2028, 0x202F),
+    0x2060,
+    *range(0x2066, 0x206A),
+    0xFEFF,
+)
+# C0 controls but tab and newline, DEL and the C1 controls: each as `\x..`.
+_CONTROLS = (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))
+# ASCII text goes through str.translate, which is fast there; other text through a
+# pattern compiled at its first use (compiling costs ~1 ms, which a one-shot run whose
+# output is ASCII never pays; translate is slow on non-ASCII text).
+_ESCAPES = {code: f"\\x{code:02x}" for code in _CONTROLS}
 
 
 def visible(text: str) -> str:
-    return _UNSAFE.sub(_escape, text)
+    if text.isascii():
+        return text.translate(_ESCAPES)
+    return _unsafe().sub(_escape, text)
+
+
+@functools.cache
+def _unsafe() -> re.Pattern[str]:
+    wide = "".join(f"\\u{code:04x}" for code in _BIDI_AND_INVISIBLE)
+    return re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{wide}]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>"
 
 
 def one_line(text: str, limit: int = 0) -> str:
     """`visible` text on one line (newlines shown as ⏎), cut to `limit` characters with …"""
-    flat = visible(_NEWLINES.sub(" ⏎ ", text.strip())).replace("\t", " ")
+    flat = visible(re.sub(r"\s*\n\s*", " ⏎ ", text.strip())).replace("\t", " ")
     if limit and len(flat) > limit:
         return flat[: max(limit - 1, 0)] + "…"
     return flat
