@@ -188,6 +188,7 @@ async def session_submit(
         auto_approve=bool(opts.get("yes")),
         dry_run=bool(opts.get("dry_run")),
         options=opts,
+        release=conn.after_response,
     )
 
 

@@ -59,6 +59,8 @@ class TurnRequest:
     kind: TurnKind = field(default_factory=TurnKind)
     # Set for a `session.compact` job, which runs in the turn queue but is not a turn.
     compaction: asyncio.Future[JSONObject] | None = None
+    # The turn starts once this is set: after the submit's answer has gone out.
+    released: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 def tool_context(

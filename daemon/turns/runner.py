@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 CANCEL_NOTE = "interrupted: the user cancelled the turn before this call finished"
 ERROR_NOTE = "not run: the turn ended with an error before this call finished"
 HOOK_NOTE = "stopped: a hook ended the turn here (this call may have run already)"
+# Seconds a submitted turn waits for its go-ahead (the submit answered) at most.
+RELEASE_WAIT = 5.0
 
 
 @dataclass(kw_only=True, slots=True)
@@ -64,6 +66,7 @@ class _Lane:
     worker: asyncio.Task[None]
     current: asyncio.Task[None] | None = None
     begun: bool = False  # whether `current` has taken its first step
+    releasing: bool = False  # a turn taken from the queue waits for its go-ahead
 
 
 class TurnRunner:
@@ -94,8 +97,13 @@ class TurnRunner:
         auto_approve: bool,
         dry_run: bool,
         options: Mapping[str, Any] | None = None,
+        release: Callable[[Callable[[], None]], None] | None = None,
     ) -> JSONObject:
-        """Queue a turn; `options` may force a route, ask for a summary or load a skill."""
+        """Queue a turn; `options` may force a route, ask for a summary or load a skill.
+        `release` is handed the turn's go-ahead, to call once the submit's answer is
+        out (`Connection.after_response`): the turn's first steps, which hold the event
+        loop for milliseconds, would otherwise delay that answer. Without it the turn
+        may start at once."""
         request = TurnRequest(
             id=f"t-{secrets.token_hex(4)}",
             text=text,
@@ -103,18 +111,23 @@ class TurnRunner:
             dry_run=dry_run,
             kind=turn_kind(options or {}, session.cwd),
         )
+        if release is None:
+            request.released.set()
+        else:
+            release(request.released.set)
         return self._enqueue(session, request)
 
     def compact(self, session: Session) -> asyncio.Future[JSONObject]:
         """Queue a compaction of the session's history; the future has its result."""
         done: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
         request = TurnRequest(id=f"c-{secrets.token_hex(4)}", text="", compaction=done)
+        request.released.set()
         self._enqueue(session, request)
         return done
 
     def _enqueue(self, session: Session, request: TurnRequest) -> JSONObject:
         lane = self._lane(session)
-        busy = lane.current is not None or not lane.queue.empty()
+        busy = lane.current is not None or lane.releasing or not lane.queue.empty()
         lane.queue.put_nowait(request)
         if busy and request.compaction is None:
             session.emit(
@@ -198,6 +211,13 @@ class TurnRunner:
             request = await queue.get()
             if request is None:  # the session was closed (`forget`)
                 return
+            if not request.released.is_set():
+                lane.releasing = True
+                try:  # the submit's answer is on its way; it is never held for long
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(request.released.wait(), RELEASE_WAIT)
+                finally:
+                    lane.releasing = False
             if self._closing:
                 _refuse_queued(session, request, "(not started: the daemon is stopping)")
                 continue
