@@ -5,11 +5,11 @@ result object on standard output, also when it could not start (daemon
 unreachable: exit 4; refused arguments: 5; Ctrl-C: 130). A connection that
 drops mid-turn (the client was stopped and fell behind, the daemon
 restarted) is opened again and the missed events replayed (`TurnDriver`).
-The session is created or joined by `initialize` itself (`SessionRequest`): one
-round trip before the submit, sent before the modules that print the turn are
-imported, so they load while the daemon works on it. `--mode NAME` is the new
-session's permission mode (a session joined with `--session` is switched with
-`session.configure` before the submit).
+The session is created or joined by `initialize` itself (`SessionRequest`), and
+a new session's turn starts in that same request: one round trip, sent before
+the modules that print the turn are imported, so they load while the daemon
+works on it. `--mode NAME` is the new session's permission mode (a session
+joined with `--session` is switched with `session.configure` before the submit).
 """
 
 from __future__ import annotations
@@ -43,7 +43,8 @@ CLIENT = ("harness", __version__)
 def run(options: OneShotOptions, prompt: str) -> int:
     conn = running_daemon()
     # The session request goes out first; what prints loads while the daemon works.
-    request = SessionRequest(conn, options, CLIENT) if conn is not None else None
+    first_turn = {"text": prompt, "options": _turn_options(options)}
+    request = SessionRequest(conn, options, CLIENT, first_turn) if conn is not None else None
     from coding_harness.client.render.style import Style, color_wanted
 
     style = Style(sys.stderr, color=color_wanted(sys.stderr, options.plain))
@@ -54,7 +55,7 @@ def run(options: OneShotOptions, prompt: str) -> int:
             return _failed(options, exit_codes.DAEMON_UNREACHABLE)
     try:
         with conn:
-            request = request or SessionRequest(conn, options, CLIENT)
+            request = request or SessionRequest(conn, options, CLIENT, first_turn)
             return _run(conn, request.finish(style), options, prompt, style)
     except DaemonUnreachable as exc:
         style.line(f"harness: {exc}", "red")
@@ -104,11 +105,7 @@ def _run(
         last_seq=int(session.get("last_seq") or 0),
     )
     try:
-        in_force = session.get("mode") or (session.get("options") or {}).get("mode")
-        if options.mode and options.mode != in_force:  # a session joined with --session
-            params = {"session": session["session"], "mode": options.mode}
-            conn.request(methods.SESSION_CONFIGURE, params)
-        submitted = conn.request(methods.SESSION_SUBMIT, _submit_params(options, prompt, session))
+        submitted = session.get("turn") or _submit(conn, session, options, prompt)
         finished = driver.follow(submitted["turn"])
     finally:
         view.pause()
@@ -130,16 +127,29 @@ def _reopen(first: Connection) -> Connection:
     return conn
 
 
-def _submit_params(options: OneShotOptions, prompt: str, session: dict[str, Any]) -> dict[str, Any]:
-    return {
+def _submit(
+    conn: Connection, session: dict[str, Any], options: OneShotOptions, prompt: str
+) -> dict[str, Any]:
+    """`session.submit`, for a turn that did not start with the session (a joined one,
+    or keys the daemon names that were not sent yet); a joined session is switched to
+    `--mode` first."""
+    in_force = session.get("mode") or (session.get("options") or {}).get("mode")
+    if options.mode and options.mode != in_force:  # a session joined with --session
+        conn.request(
+            methods.SESSION_CONFIGURE, {"session": session["session"], "mode": options.mode}
+        )
+    params = {
         "session": session["session"],
         "text": prompt,
-        "options": {
-            "yes": options.yes,
-            "dry_run": options.dry_run,
-        },
+        "options": _turn_options(options),
         "env": key_env(session.get("key_env") or []),
     }
+    submitted: dict[str, Any] = conn.request(methods.SESSION_SUBMIT, params)
+    return submitted
+
+
+def _turn_options(options: OneShotOptions) -> dict[str, Any]:
+    return {"yes": options.yes, "dry_run": options.dry_run}
 
 
 def _answerer(options: OneShotOptions, style: Style) -> Any:

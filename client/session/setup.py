@@ -94,20 +94,34 @@ class SessionRequest:
     that ignores params it does not know), take the separate requests. Making
     one never raises: a failure to send is raised by `finish`."""
 
-    def __init__(self, conn: Connection, options: OneShotOptions, client: tuple[str, str]) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        options: OneShotOptions,
+        client: tuple[str, str],
+        submit: dict[str, Any] | None = None,
+    ) -> None:
+        """`submit` (`{text, options}`): start the new session's first turn in the same
+        request; the answer's `turn` says whether it started (`finish`)."""
         self.conn, self.options, self.client = conn, options, client
         self._sent: int | None = None
         self._failed: Exception | None = None
         if options.session and (options.provider or options.model):
             return
-        spec = {"id": options.session} if options.session else _create_params(options)
+        spec: dict[str, Any] = (
+            {"id": options.session} if options.session else _create_params(options)
+        )
+        if submit is not None and not options.session and not options.debug:
+            # With --debug the log is switched on first, so the turn's first call is in it.
+            spec["submit"] = {**submit, "env_names": _own_keys(options)}
         try:
             self._sent = conn.send_initialize(*client, notices=True, session=spec)
         except (DaemonUnreachable, errors.RpcError) as exc:
             self._failed = exc
 
     def finish(self, style: Style) -> dict[str, Any]:
-        """The session (as session.create or session.attach gives it), attached."""
+        """The session (as session.create or session.attach gives it), attached; with
+        `turn` when the first turn started with it (`session.submit`'s result)."""
         conn, options = self.conn, self.options
         if self._failed is not None:
             raise self._failed

@@ -215,3 +215,122 @@ def test_with_no_config_file_the_first_request_carries_the_keys_discovery_looks_
     assert request["method"] == "initialize"
     assert request["params"]["session"]["env"]["OPENROUTER_API_KEY"] == "sk-or-client-only"
     assert done.returncode == 5 and "stand-in daemon" in done.stderr
+
+
+def _key_env(sandbox: Sandbox) -> list[str]:
+    with client(sandbox.socket) as plain:
+        names: list[str] = plain.server_info["key_env"]
+    return names
+
+
+def test_a_submit_in_initialize_starts_the_first_turn_in_the_same_request(
+    sandbox: Sandbox, model: FakeModelServer, daemon
+) -> None:
+    model.add(Reply(content="answered at once"))
+    names = _key_env(sandbox)
+    with fresh(sandbox) as conn:
+        submit = {"text": "hi", "options": {"yes": False}, "env_names": names}
+        info = conn.initialize("t", "0", session={"cwd": str(sandbox.workspace), "submit": submit})
+        turn = info["session"]["turn"]
+        assert turn["turn"].startswith("t-") and turn["queued"] is False
+        finished = wait_for_event(conn, "turn.finished", turn=turn["turn"])
+        assert finished["data"]["reply"] == "answered at once"
+    [request] = model.requests
+    assert request["messages"][-1]["content"] == "hi"
+
+
+def test_a_submit_waits_for_the_client_when_a_key_the_session_names_was_not_looked_up(
+    sandbox: Sandbox, model: FakeModelServer, daemon
+) -> None:
+    """The daemon names a key the client did not say it looked for: the turn does not
+    start without it, and the client submits with the key's value itself."""
+    model.add(Reply(content="after the submit"))
+    names = _key_env(sandbox)
+    with fresh(sandbox) as conn:
+        submit = {"text": "hi", "env_names": names[1:]}
+        info = conn.initialize("t", "0", session={"cwd": str(sandbox.workspace), "submit": submit})
+        session = info["session"]
+        assert session["turn"] is None
+        assert conn.request("session.list")["sessions"][0]["state"] == "idle"
+        assert model.requests == []
+        conn.request("session.submit", {"session": session["session"], "text": "hi"})
+        finished = wait_for_event(conn, "turn.finished")
+        assert finished["data"]["reply"] == "after the submit"
+
+
+def test_a_submit_the_daemon_refuses_leaves_the_session_for_the_clients_own_submit(
+    sandbox: Sandbox, model: FakeModelServer, daemon
+) -> None:
+    names = _key_env(sandbox)
+    with fresh(sandbox) as conn:
+        submit = {"text": 42, "env_names": names}  # session.submit wants a string
+        info = conn.initialize("t", "0", session={"cwd": str(sandbox.workspace), "submit": submit})
+        assert info["session"]["turn"] is None
+        error = _error(conn, "session.submit", {"session": info["session"]["session"], "text": 42})
+        assert isinstance(error, errors.InvalidParams)
+    assert model.requests == []
+
+
+@pytest.mark.parametrize(
+    "submit",
+    ["hi", {"options": {}}, {"text": "hi", "colour": "blue"}, {"text": "hi", "env_names": "A"}],
+    ids=["not-an-object", "no-text", "unknown-key", "names-not-a-list"],
+)
+def test_a_submit_of_the_wrong_shape_is_invalid_params(
+    sandbox: Sandbox, model: FakeModelServer, daemon, submit: Any
+) -> None:
+    with fresh(sandbox) as conn:
+        spec = {"cwd": str(sandbox.workspace), "submit": submit}
+        with pytest.raises(errors.InvalidParams, match=r"session.submit must be \{text"):
+            conn.initialize("t", "0", session=spec)
+        assert "session" not in conn.initialize("t", "0")
+        assert conn.request("session.list")["sessions"] == []
+
+
+def test_a_oneshots_first_request_carries_its_task_and_the_keys_it_looked_up(
+    sandbox: Sandbox,
+) -> None:
+    seen: list[dict[str, Any]] = []
+    server = _first_request(sandbox.socket, seen)
+    env = {**sandbox.env, "OPENROUTER_API_KEY": "sk-or-client-only"}
+    run_harness(["-q", "-y", "-p", "fix the tests"], env=env, cwd=sandbox.workspace, timeout=30)
+    server.join(timeout=5)
+    [request] = seen
+    submit = request["params"]["session"]["submit"]
+    assert submit["text"] == "fix the tests"
+    assert submit["options"] == {"yes": True, "dry_run": False}
+    assert {"OPENROUTER_API_KEY", "OPENAI_API_KEY"} <= set(submit["env_names"])
+
+
+def test_with_debug_the_first_request_starts_no_turn(sandbox: Sandbox) -> None:
+    """--debug switches the session's log on first, so the turn's first call is in it."""
+    seen: list[dict[str, Any]] = []
+    server = _first_request(sandbox.socket, seen)
+    run_harness(["-q", "--debug", "-p", "hi"], env=sandbox.env, cwd=sandbox.workspace, timeout=30)
+    server.join(timeout=5)
+    [request] = seen
+    assert "submit" not in request["params"]["session"]
+
+
+def test_the_answer_to_a_submit_comes_before_its_turns_first_event(
+    sandbox: Sandbox, model: FakeModelServer, daemon
+) -> None:
+    """The turn starts once the submit's answer is out: its first steps hold the daemon
+    for milliseconds, and the answer used to wait behind them."""
+    model.add(*[Reply(content="ok")] * 5)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as raw, raw.makefile("rb") as lines:
+        raw.connect(str(sandbox.socket))
+
+        def call(request_id: int, method: str, params: dict[str, Any]) -> None:
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            raw.sendall(json.dumps(message).encode() + b"\n")
+
+        call(1, "initialize", {"protocol": 1, "session": {"cwd": str(sandbox.workspace)}})
+        sid = json.loads(lines.readline())["result"]["session"]["session"]
+        for request_id in range(2, 7):
+            call(request_id, "session.submit", {"session": sid, "text": "hi"})
+            order = []
+            while "turn.finished" not in order:
+                message = json.loads(lines.readline())
+                order.append(message["params"]["kind"] if "method" in message else "answer")
+            assert order[0] == "answer", order
