@@ -140,7 +140,7 @@ class AgentLoop:
         repetition = RepetitionGuard()
         breaker = ShellBreaker(self._settings.shell_failure_limit)
         progress = ProgressGuard(self._progress_probe, self._settings.stall_limit)
-        await progress.start()
+        progress.start()
         for _ in range(self._settings.max_iterations):
             if self._keeper is not None and self._keeper.over_limit(messages):
                 await self._keeper.compact(messages, "auto")
@@ -154,6 +154,7 @@ class AgentLoop:
             stop = self._stop_before_tools(reply, repetition, messages)
             if stop is not None:
                 return stop
+            await progress.before_tools()
             await self._run_tools(reply, messages, cut, breaker)
             if await progress.observe():
                 breaker.reset()

@@ -31,16 +31,27 @@ class ProgressGuard:
         self.limit = limit
         self.unchanged = 0
         self._last: Hashable = None
+        self._first: asyncio.Future[Hashable] | None = None
 
-    async def start(self) -> None:
-        """Take the fingerprint the first round is compared with."""
+    def start(self) -> None:
+        """Start taking the fingerprint the first round is compared with, in a worker
+        thread while the first model call runs (a walk of a big workspace would
+        otherwise delay every turn's first request)."""
         if self._probe is not None:
-            self._last = await asyncio.to_thread(self._probe)
+            self._first = asyncio.get_running_loop().run_in_executor(None, self._probe)
+            self._first.add_done_callback(_retrieved)
+
+    async def before_tools(self) -> None:
+        """Wait for the first fingerprint: it must show the workspace as the tools found it."""
+        if self._first is not None:
+            self._last = await self._first
+            self._first = None
 
     async def observe(self) -> bool:
         """Fingerprint the workspace after a round; True when it changed."""
         if self._probe is None:
             return False
+        await self.before_tools()
         current = await asyncio.to_thread(self._probe)
         changed = current != self._last
         self._last = current
@@ -53,3 +64,10 @@ class ProgressGuard:
 
     def explanation(self) -> str:
         return NO_PROGRESS.format(count=self.unchanged)
+
+
+def _retrieved(future: asyncio.Future[Hashable]) -> None:
+    """A first fingerprint nobody waits for (the turn ended without tools) is not
+    reported as a lost exception; a turn that runs tools meets it in `before_tools`."""
+    if not future.cancelled():
+        future.exception()
