@@ -27,6 +27,11 @@ from coding_harness.client.failures import prepare_streams, run_guarded
 from coding_harness.client.session.text_input import BadInput, decode_input, utf8_problem
 from coding_harness.protocol import exit_codes
 
+# typing is for the type checker only: importing it costs a one-shot run ~3 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from _socket import socket
+
 # Room left in a message for everything a submit carries besides the prompt.
 MESSAGE_OVERHEAD = 1024 * 1024
 
@@ -43,27 +48,51 @@ def _main(args: list[str]) -> int:
     if args and args[0] in ("-h", "--help"):
         build_parser().print_help()
         return exit_codes.OK
+    early = None
     try:
         options = parse_oneshot(args)
         if options.version:
             print(version_text())
             return exit_codes.OK
+        early = _dial_early(options)
         prompt = _prompt(options)
         _check_workspace(options)
         _config_defaults(options)
     except BadInput as exc:
+        _hang_up(early)
         print(f"harness: {exc}", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     except UsageError as exc:
         print(f"harness: {exc}\nTry 'harness --help'.", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     if not prompt:
+        _hang_up(early)
         from coding_harness.client.repl.repl import run_repl
 
         return run_repl(options)
     from coding_harness.client.commands.oneshot import run
 
-    return run(options, prompt)
+    return run(options, prompt, early)
+
+
+def _dial_early(options: OneShotOptions) -> socket | None:
+    """For a task given on the command line or piped in: the daemon's socket, dialled
+    before the rest of the client loads, so the daemon, woken from idle, accepts it
+    meanwhile (None when nothing answers; the one-shot then reaches or starts one)."""
+    if not (options.prompts or options.words or options.stdin or not sys.stdin.isatty()):
+        return None
+    from coding_harness.protocol.dial import DaemonUnreachable, dial
+    from coding_harness.protocol.paths import socket_path
+
+    try:
+        return dial(socket_path())
+    except DaemonUnreachable:
+        return None
+
+
+def _hang_up(early: socket | None) -> None:
+    if early is not None:
+        early.close()
 
 
 def _prompt(options: OneShotOptions) -> str:

@@ -6,8 +6,7 @@ daemon refuses as overloaded (-32016) is sent again after a backoff with
 full jitter, reading meanwhile; a daemon that refuses the connection itself
 (-32015, too many connections) is reported with its own words. Standard
 library only, so importing it costs almost nothing: the socket comes from
-`_socket`, the C module under `socket`, whose import builds enum classes for
-every address family and costs a one-shot run about 3 ms.
+`protocol.dial`, which takes it from `_socket`.
 
 `initialize` can carry a `session` (`{cwd, provider?, model?, env?}` to create
 one, `{id}` to join one), so a one-shot reaches its session in one round trip.
@@ -25,6 +24,8 @@ from collections import deque
 from pathlib import Path
 
 from coding_harness.protocol import errors, methods
+from coding_harness.protocol.dial import DaemonUnreachable as DaemonUnreachable  # re-exported
+from coding_harness.protocol.dial import dial
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES, LineDecoder, Oversized, encode
 from coding_harness.protocol.version import PROTOCOL_VERSION
 
@@ -32,10 +33,6 @@ from coding_harness.protocol.version import PROTOCOL_VERSION
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-
-class DaemonUnreachable(Exception):
-    """No daemon answers on the socket (absent, refused, or gone mid-call)."""
 
 
 class ProtocolViolation(DaemonUnreachable):
@@ -290,18 +287,4 @@ class Connection:
 
 def connect(path: Path, timeout: float = 5.0) -> Connection:
     """Open a connection, or raise DaemonUnreachable naming why."""
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    sock.settimeout(timeout)
-    try:
-        sock.connect(os.fspath(path))
-    except FileNotFoundError as exc:
-        sock.close()
-        raise DaemonUnreachable(f"no daemon socket at {path}") from exc
-    except ConnectionRefusedError as exc:
-        sock.close()
-        raise DaemonUnreachable(f"nothing listens on {path} (stale socket)") from exc
-    except OSError as exc:
-        sock.close()
-        raise DaemonUnreachable(f"cannot connect to {path}: {exc.strerror or exc}") from exc
-    sock.settimeout(None)
-    return Connection(sock, path)
+    return Connection(dial(path, timeout), path)

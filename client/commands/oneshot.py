@@ -24,13 +24,14 @@ from coding_harness.client.session.setup import (
     reach_daemon,
     running_daemon,
 )
-from coding_harness.protocol import errors, exit_codes, methods
+from coding_harness.protocol import errors, exit_codes, methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 from coding_harness.protocol.version import __version__
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from _socket import socket
     from typing import Any
 
     from coding_harness.client.args import OneShotOptions
@@ -40,8 +41,9 @@ if TYPE_CHECKING:
 CLIENT = ("harness", __version__)
 
 
-def run(options: OneShotOptions, prompt: str) -> int:
-    conn = running_daemon()
+def run(options: OneShotOptions, prompt: str, early: socket | None = None) -> int:
+    """`early`: the daemon's socket, when `cli` dialled it already."""
+    conn = Connection(early, paths.socket_path()) if early is not None else running_daemon()
     # The session request goes out first; what prints loads while the daemon works.
     first_turn = {"text": prompt, "options": _turn_options(options)}
     request = SessionRequest(conn, options, CLIENT, first_turn) if conn is not None else None
