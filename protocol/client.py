@@ -18,7 +18,6 @@ import _socket
 import contextlib
 import json
 import os
-import select
 import time
 from collections import deque
 from pathlib import Path
@@ -225,11 +224,8 @@ class Connection:
 
     def _hear_last_words(self) -> None:
         """What the daemon wrote before it closed (a refusal), raised if it says so."""
-        with contextlib.suppress(OSError, DaemonUnreachable):
-            while select.select([self._sock], [], [], 0)[0]:
-                data = self._sock.recv(65536)
-                if not data:
-                    return
+        with contextlib.suppress(OSError, DaemonUnreachable):  # BlockingIOError: all read
+            while data := self._recv(0.0):
                 for line in self._decoder.feed(data):
                     if not isinstance(line, Oversized):
                         self._accept(line)
@@ -239,11 +235,10 @@ class Connection:
     def _read_once(self, timeout: float | None) -> None:
         if self.broken is not None:
             raise self.broken
-        ready, _, _ = select.select([self._sock], [], [], timeout)
-        if not ready:
-            return
         try:
-            data = self._sock.recv(65536)
+            data = self._recv(timeout)
+        except TimeoutError:
+            return
         except OSError as exc:
             why = f"daemon connection lost ({exc.strerror or exc}){self._last_word}"
             raise self._fail(why) from exc
@@ -253,6 +248,17 @@ class Connection:
             if isinstance(line, Oversized):
                 raise self._fail("protocol error from daemon: message too large", violation=True)
             self._accept(line)
+
+    def _recv(self, timeout: float | None) -> bytes:
+        """What the daemon sent, waiting at most `timeout` seconds (TimeoutError; with 0,
+        BlockingIOError when nothing waits). The socket is blocking again afterwards, so
+        a later `sendall` never times out. (A timeout rather than `select`, whose import
+        a one-shot would pay.)"""
+        self._sock.settimeout(timeout)
+        try:
+            return self._sock.recv(65536)
+        finally:
+            self._sock.settimeout(None)
 
     def _fail(self, why: str, *, violation: bool = False) -> DaemonUnreachable:
         """Record (and return, to raise) why this connection can no longer be used."""
