@@ -14,6 +14,7 @@ from pathlib import Path
 
 from coding_harness.protocol import errors, methods, paths
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
+from coding_harness.protocol.version import __version__
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
@@ -146,9 +147,11 @@ class SessionRequest:
 
 def _announce(info: dict[str, Any], style: Style) -> None:
     """What `initialize` has to say: a version skew, the daemon's one-time notice."""
-    from coding_harness.client.session.version_skew import warn as warn_version_skew
+    daemon = info.get("daemon")
+    if not isinstance(daemon, dict) or daemon.get("version") != __version__:
+        from coding_harness.client.session.version_skew import warn as warn_version_skew
 
-    warn_version_skew(info, style)
+        warn_version_skew(info, style)
     if info.get("notice"):
         style.line(f"harnessd: {info['notice']}", "yellow")
 

@@ -23,7 +23,6 @@ from coding_harness.protocol.client import (
     retry_delay,
 )
 from coding_harness.protocol.events import parse_event
-from coding_harness.protocol.history_pages import read_message_text
 from coding_harness.protocol.methods import EventKind
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
@@ -121,6 +120,8 @@ class TurnDriver:
         index = finished.get("reply_message")
         if "reply" not in (finished.get("cut") or {}) or not isinstance(index, int):
             return finished
+        from coding_harness.protocol.history_pages import read_message_text  # seldom needed
+
         return {**finished, "reply": read_message_text(self.conn, self.session, index)}
 
     def cancel(self, note: str = "cancelling the turn") -> bool:
