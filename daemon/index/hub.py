@@ -100,9 +100,9 @@ class IndexHub:
         return [entry.to_wire() for entry in self._entries.values()]
 
     def warm(self, root: Path) -> None:
-        """Start the workspace's first build now, if it has none (a session opened)."""
-        if root not in self._entries:
-            self._start(root)
+        """Start the workspace's first build, or a refresh, now (a session opened, a turn
+        was submitted): the turn that asks for the map finds it done or under way."""
+        self._start(root)
 
     async def current(self, root: Path) -> CodeIndex | None:
         """The workspace's index brought up to date, or None while its first build runs

@@ -10,6 +10,7 @@ handler takes the `MethodParts` first.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.agent.history import check_messages
@@ -87,8 +88,7 @@ async def session_create(
     session.options.mode = mode or config.agent.mode
     if config.mcp_servers:
         parts.mcp.warm_up()  # the SDK loads while the first request is typed and sent
-    if config.agent.repo_map_tokens > 0 and parts.turns.index is not None:
-        parts.turns.index.warm(session.cwd)  # the code index builds meanwhile too
+    _warm_index(parts, session.cwd)  # the code index builds meanwhile too
     _keep(parts, session)
     problems = parts.configs.unreported(config)
     if first_run.get("discovered"):
@@ -106,6 +106,13 @@ async def session_create(
         "mode": session.options.mode,
         **first_run,
     }
+
+
+def _warm_index(parts: MethodParts, cwd: Path) -> None:
+    """Start the folder's code index building or refreshing, when the map is on."""
+    index = parts.turns.index
+    if index is not None and parts.configs.get(cwd).agent.repo_map_tokens > 0:
+        index.warm(cwd)
 
 
 def permission_mode(value: Any, name: str = "mode") -> str | None:
@@ -182,6 +189,7 @@ async def session_submit(
     target = session_of(parts, session)
     opts = options_map(options)
     target.key_env.update(env_map(env))
+    _warm_index(parts, target.cwd)  # refreshed while the turn starts, ready for its map
     return parts.turns.submit(
         target,
         _prompt(text),

@@ -186,3 +186,25 @@ def test_the_least_recently_used_index_is_let_go_and_comes_back_warm(
     held, (again, state) = asyncio.run(scenario())
     assert held == [str(roots[1]), str(roots[2])]
     assert len(again.files) == 4 and state is not None and state["done"] == 0
+
+
+def test_warming_a_built_index_refreshes_it_before_any_turn_asks(tmp_path: Path) -> None:
+    """A submit warms the index: the refresh runs while the turn starts, so the turn's
+    map waits for a refresh already under way (or done) instead of starting one."""
+    (tmp_path / "a.py").write_text("def alpha():\n    pass\n")
+
+    async def scenario() -> tuple[set[str], set[str]]:
+        hub = IndexHub(None)
+        built = await hub.built(tmp_path)
+        before = set(built.files)
+        (tmp_path / "b.py").write_text("def beta():\n    return alpha()\n")
+        hub.warm(tmp_path)  # what session.submit does
+        entry = hub._entries[tmp_path]
+        assert entry.task is not None and not entry.task.done()
+        await entry.task
+        after = set(built.files)
+        await hub.close()
+        return before, after
+
+    before, after = asyncio.run(scenario())
+    assert before == {"a.py"} and after == {"a.py", "b.py"}
