@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import _socket
 import contextlib
-import json
 import os
 import time
 from collections import deque
 from pathlib import Path
 
-from coding_harness.protocol import errors, methods
+from coding_harness.protocol import errors, json_text, methods
 from coding_harness.protocol.dial import DaemonUnreachable as DaemonUnreachable  # re-exported
 from coding_harness.protocol.dial import dial
 from coding_harness.protocol.framing import MAX_MESSAGE_BYTES, LineDecoder, Oversized, encode
@@ -267,7 +266,7 @@ class Connection:
 
     def _accept(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = json_text.loads(line)
         except ValueError as exc:
             raise self._fail("protocol error from daemon: invalid JSON", violation=True) from exc
         for item in message if isinstance(message, list) else [message]:

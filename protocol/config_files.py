@@ -7,9 +7,10 @@ files and merge them the same way. Standard library only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
+
+from coding_harness.protocol import json_text
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
@@ -48,7 +49,7 @@ def parse_json(text: str | bytes) -> Any:
     """`json.loads`, with nesting too deep for the parser reported as a ValueError
     (`NestedTooDeeply`) like any other invalid JSON, never a RecursionError."""
     try:
-        return json.loads(text)
+        return json_text.loads(text)
     except RecursionError:
         raise NestedTooDeeply("nested too deeply to read") from None
 

@@ -14,7 +14,6 @@ joined with `--session` is switched with `session.configure` before the submit).
 
 from __future__ import annotations
 
-import json
 import sys
 
 from coding_harness.client.failures import rpc_exit_code
@@ -72,6 +71,8 @@ def run(options: OneShotOptions, prompt: str, early: socket | None = None) -> in
 def _failed(options: OneShotOptions, code: int, session: str | None = None) -> int:
     """Exit with `code`; the JSON formats still print their one result object."""
     if options.output_format in ("json", "stream-json"):
+        import json  # only the JSON formats, and only when the run could not start
+
         from coding_harness.client.render.printer import result_object
 
         result = result_object({"exit_code": code, "session": session})

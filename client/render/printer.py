@@ -16,8 +16,6 @@ lean default) or `rich_view.RichView` (a terminal: Markdown, spinner).
 
 from __future__ import annotations
 
-import json
-
 from coding_harness.client.render.style import INTENT_COLORS
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
@@ -73,6 +71,8 @@ class TurnPrinter:
 
     def event(self, kind: str, data: dict[str, Any], raw: dict[str, Any]) -> None:
         if self.options.output_format == "stream-json":
+            import json  # the JSON formats only: a text run does without it
+
             self.out.write(json.dumps(raw.get("params", raw), ensure_ascii=False) + "\n")
             self.out.flush()
         handler = getattr(self, "_on_" + kind.replace(".", "_"), None)
@@ -82,6 +82,8 @@ class TurnPrinter:
     def final(self, result: dict[str, Any]) -> None:
         """The end of a turn: the reply (text) or the result object (JSON formats)."""
         if self.options.output_format in ("json", "stream-json"):
+            import json
+
             self.view.pause()
             self.out.write(json.dumps(result_object(result), ensure_ascii=False) + "\n")
             self.out.flush()

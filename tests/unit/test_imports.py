@@ -60,14 +60,18 @@ def test_the_daemon_loads_the_mcp_sdk_only_when_a_server_starts() -> None:
 
 # Modules a one-shot run does without (issue 11 item 16): `socket` (its enum set-up;
 # `_socket` serves), argparse (`_fast_parse`), subprocess and the launcher (only to
-# start a daemon).
+# start a daemon), `json` (its three modules compile six patterns; `json_text` uses
+# `_json` itself), `select` (reads wait with a socket timeout) and `typing`.
 AVOIDED = (
     "socket",
     "selectors",
+    "select",
     "argparse",
     "subprocess",
     "dataclasses",
     "inspect",
+    "json",
+    "typing",
     "coding_harness.client.session.launcher",
 )
 
@@ -77,9 +81,11 @@ def test_the_oneshot_path_does_without_slow_standard_modules() -> None:
         "import sys\n"
         "from coding_harness.client import cli\n"
         "from coding_harness.client.commands import oneshot\n"
-        "from coding_harness.client.session import setup, config_defaults\n"
+        "from coding_harness.client.session import setup, config_defaults, turn_driver\n"
+        "from coding_harness.client.render import printer, views, plain_view, sanitize\n"
         "from coding_harness.client.args import parse_oneshot\n"
         "parse_oneshot(['-q', '-p', 'hi'])\n"
+        "sanitize.visible('ok')\n"
         f"print(sorted(m for m in sys.modules if m in {AVOIDED!r}))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
