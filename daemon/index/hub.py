@@ -4,7 +4,8 @@
 the first time gets its index loaded and built in the background (a worker
 thread; many files are parsed in child processes), and the turn goes on without
 a map: it is not held up by a cold build. Once built, each call refreshes the
-index first (re-parsing only what changed) and returns it; the files are ranked
+index first (re-parsing only what changed) and returns it (a submit starts that
+refresh with `warm`, and the turn takes one begun since its submit as current); the files are ranked
 again afterwards, in the background, so the map of that turn uses the ranks of a
 moment before (the tags themselves are current). One build or refresh runs per
 workspace at a time; a call that finds one running does not wait for a cold
@@ -67,6 +68,7 @@ class _Entry:
     last_told: float = 0.0
     failed_at: float = 0.0
     used_at: float = 0.0  # when a session last asked for it
+    refreshed_from: float = 0.0  # when the latest refresh (or build) started
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -104,18 +106,21 @@ class IndexHub:
         was submitted): the turn that asks for the map finds it done or under way."""
         self._start(root)
 
-    async def current(self, root: Path) -> CodeIndex | None:
+    async def current(self, root: Path, since: float | None = None) -> CodeIndex | None:
         """The workspace's index brought up to date, or None while its first build runs
-        (or when the folder is not indexed: the home folder or /)."""
-        entry = self._start(root)
+        (or when the folder is not indexed: the home folder or /). A refresh started at
+        `since` (a `time.monotonic()`) or later counts as up to date: a turn passes the
+        time it was submitted, when `warm` started one."""
+        entry = self._start(root, since)
         if not entry.built:
             return None
         assert entry.task is not None
         await asyncio.shield(entry.task)
         return entry.index
 
-    def _start(self, root: Path) -> _Entry:
-        """The workspace's entry, with a build or refresh running unless it is refused."""
+    def _start(self, root: Path, since: float | None = None) -> _Entry:
+        """The workspace's entry, with a build or refresh running unless it is refused
+        (or one started at `since` or later has ended)."""
         entry = self._entries.get(root)
         if entry is None:
             self._evict()
@@ -127,7 +132,9 @@ class IndexHub:
             return entry
         if entry.state == FAILED and time.monotonic() < entry.failed_at + RETRY_SECONDS:
             return entry  # a build that just failed is not started again at every call
-        if entry.task is None or entry.task.done():
+        fresh = since is not None and entry.built and entry.refreshed_from >= since
+        if (entry.task is None or entry.task.done()) and not fresh:
+            entry.refreshed_from = time.monotonic()
             entry.task = asyncio.create_task(self._refresh(entry), name=f"index {root}")
         return entry
 

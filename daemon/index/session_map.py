@@ -72,12 +72,14 @@ async def session_map(
     budget: int,
     conversation: Iterable[str],
     redact: Callable[[str], str] = str,
+    since: float | None = None,
 ) -> SessionMap:
-    """`redact`: hides the session's secrets (a constant's line may hold one)."""
+    """`redact`: hides the session's secrets (a constant's line may hold one); `since`:
+    a refresh started then or later is recent enough (`IndexHub.current`)."""
     if hub is None or budget <= 0:
         return SessionMap(state="off", budget=budget)
     try:
-        index = await asyncio.wait_for(hub.current(root), REFRESH_WAIT)
+        index = await asyncio.wait_for(hub.current(root, since), REFRESH_WAIT)
     except TimeoutError:
         index = hub.index_of(root)
     state = hub.entry_state(root) or {}

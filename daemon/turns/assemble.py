@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,7 @@ class TurnRequest:
     compaction: asyncio.Future[JSONObject] | None = None
     # The turn starts once this is set: after the submit's answer has gone out.
     released: asyncio.Event = field(default_factory=asyncio.Event)
+    submitted_at: float = field(default_factory=time.monotonic)
 
 
 def tool_context(

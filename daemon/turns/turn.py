@@ -207,7 +207,8 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
             texts = conversation_texts(session.history, request.text)
             budget = map_budget(config.agent.repo_map_tokens, context_limit(turn.profile, config))
             redact = parts.secrets.redact
-            found = jobs.start(session_map(deps.index, session.cwd, budget, texts, redact))
+            since = request.submitted_at  # the refresh the submit started will do
+            found = jobs.start(session_map(deps.index, session.cwd, budget, texts, redact, since))
         working[0]["content"] = with_notes(await prompt, project_notes(deps, session))
         if found is not None:
             state.outcome.build_files = await build_files

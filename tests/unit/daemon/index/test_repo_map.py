@@ -4,6 +4,7 @@ answer; the hub that builds once per workspace in the background."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -198,11 +199,19 @@ def test_warming_a_built_index_refreshes_it_before_any_turn_asks(tmp_path: Path)
         built = await hub.built(tmp_path)
         before = set(built.files)
         (tmp_path / "b.py").write_text("def beta():\n    return alpha()\n")
+        submitted = time.monotonic()
         hub.warm(tmp_path)  # what session.submit does
         entry = hub._entries[tmp_path]
-        assert entry.task is not None and not entry.task.done()
-        await entry.task
+        warmed = entry.task
+        assert warmed is not None and not warmed.done()
+        await warmed
         after = set(built.files)
+        # The turn of that submit takes the refresh as current: no second one...
+        assert await hub.current(tmp_path, since=submitted) is built
+        assert entry.task is warmed
+        # ...while a caller with no such refresh behind it gets one of its own.
+        assert await hub.current(tmp_path) is built
+        assert entry.task is not warmed
         await hub.close()
         return before, after
 
