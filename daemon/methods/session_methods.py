@@ -142,9 +142,8 @@ def _keep(parts: MethodParts, session: Session) -> None:
         provider=session.provider,
         model=session.model,
         created_at=session.created_at,
+        mode=session.options.mode,
     )
-    if session.options.mode is not None:
-        parts.store().set_mode(session.id, session.options.mode)
     parts.sessions.add(session)
 
 

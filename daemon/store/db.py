@@ -43,6 +43,13 @@ __all__ = ["Store", "StoredSession", "UsageRow", "usage_day"]
 log = logging.getLogger(__name__)
 
 
+_NEW_SESSION = (
+    "INSERT INTO sessions (id, cwd, provider, model, created_at, last_activity)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+_SET_MODE = "INSERT OR REPLACE INTO session_modes (session_id, mode) VALUES (?, ?)"
+
+
 @dataclass(kw_only=True, slots=True)
 class StoredSession:
     id: str
@@ -92,22 +99,25 @@ class Store:
 
     # -- writes ----------------------------------------------------------
     def create_session(
-        self, *, id: str, cwd: str, provider: str | None, model: str | None, created_at: float
+        self,
+        *,
+        id: str,
+        cwd: str,
+        provider: str | None,
+        model: str | None,
+        created_at: float,
+        mode: str | None = None,
     ) -> None:
-        self._execute(
-            id,
-            "INSERT INTO sessions (id, cwd, provider, model, created_at, last_activity)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (id, storable(cwd), provider, model, created_at, created_at),
-        )
+        """A new session, and its permission mode when it has one (one transaction)."""
+        row = (id, storable(cwd), provider, model, created_at, created_at)
+        writes = [Write(apply=lambda db: db.execute(_NEW_SESSION, row), session=id)]
+        if mode is not None:
+            writes.append(Write(apply=lambda db: db.execute(_SET_MODE, (id, mode)), session=id))
+        self._writer.write(*writes)
 
     def set_mode(self, session_id: str, mode: str) -> None:
         """Keep the session's permission mode across restarts."""
-        self._execute(
-            session_id,
-            "INSERT OR REPLACE INTO session_modes (session_id, mode) VALUES (?, ?)",
-            (session_id, mode),
-        )
+        self._execute(session_id, _SET_MODE, (session_id, mode))
 
     def update_session(
         self, session_id: str, *, provider: str | None, model: str | None, closed: bool = False
