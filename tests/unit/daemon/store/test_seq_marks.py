@@ -59,3 +59,19 @@ def test_a_sessions_permission_mode_survives_a_restart(tmp_path: Path) -> None:
     restored = table.get("s1")
     assert restored is not None and restored.options.mode == "read-only"
     again.close()
+
+
+def test_a_mode_given_at_creation_survives_a_restart(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    store.create_session(
+        id="s1", cwd=str(tmp_path), provider=None, model=None, created_at=0.0, mode="read-only"
+    )
+    store.create_session(id="s2", cwd=str(tmp_path), provider=None, model=None, created_at=1.0)
+    store.close()
+    again = open_store(tmp_path)
+    table = SessionTable()
+    restore_sessions(again, table, event_limit=100)
+    first, second = table.get("s1"), table.get("s2")
+    assert first is not None and first.options.mode == "read-only"
+    assert second is not None and second.options.mode is None
+    again.close()
