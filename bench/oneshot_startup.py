@@ -8,15 +8,19 @@ PYTHONPYCACHEPREFIX, so the source tree is not written), and with
 PYTHONDONTWRITEBYTECODE=1, where the project's modules are compiled on every
 run (when the tree has no __pycache__). The
 runs of each kind are interleaved, so a busy machine slows all of them alike.
-Everything runs in a temporary HOME and socket; the daemon and the fake model
+Everything runs in a temporary HOME and socket; the daemon and the model
 server are stopped at the end. The profile takes no turn-close notes: that
-second model call follows each reply, so it would overlap the next run.
+second model call follows each reply, so it would overlap the next run. The
+model is `bench/instant_model.py`, which answers each request with a reply
+rendered in advance; `--model fake` uses the test suite's `http.server` fake
+instead (1.5 to 2 ms of its own per request), as the rows before 2026-12-02 in
+docs/benchmarks.md did.
 
 With `--importtime N` it also prints the N costliest imports of one warm
 `harness -q -p hi` that the bare interpreter does not make (`python -X
 importtime`, self time: the figure inflates each import a little).
 
-    .venv/bin/python bench/oneshot_startup.py [--runs 20] [--importtime 15]
+    .venv/bin/python bench/oneshot_startup.py [--runs 20] [--importtime 15] [--model fake]
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.instant_model import InstantModel
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import start_daemon, stop_daemon
 
@@ -116,11 +121,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--importtime", type=int, default=0, metavar="N")
+    parser.add_argument("--model", choices=("instant", "fake"), default="instant")
     parsed = parser.parse_args()
     runs = parsed.runs
     root = Path(tempfile.mkdtemp(prefix="chb-", dir="/tmp"))
     env = sandbox(root)
-    server = FakeModelServer([Reply(content="ok")] * (2 * runs + 8)).start()
+    server: InstantModel | FakeModelServer
+    if parsed.model == "instant":
+        server = InstantModel("ok").start()
+    else:
+        server = FakeModelServer([Reply(content="ok")] * (2 * runs + 8)).start()
     # No turn-close notes call: it follows each reply and would run during the next start.
     profile = {"type": "openai", "endpoint": server.endpoint, "model": "m", "notes": False}
     config = {"providers": {"fake": profile}}
@@ -137,7 +147,7 @@ def main() -> None:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
     medians = {name: statistics.median(values) * 1000 for name, values in times.items()}
-    print(f"medians of {runs} runs, process start to first byte:")
+    print(f"medians of {runs} runs, process start to first byte ({parsed.model} model):")
     for kind in ("cached", "compiled"):
         a, b = medians[f"harness, {kind}"], medians[f"python, {kind}"]
         label = "bytecode cached " if kind == "cached" else "no bytecode cache"

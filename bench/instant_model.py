@@ -1,0 +1,83 @@
+"""An OpenAI-compatible model that answers every request at once, for benchmarks.
+
+Each POST gets the same streamed reply, rendered once in advance as the test
+suite's fake server renders it (`stream_chunks`: content deltas, a usage chunk,
+`data: [DONE]`) and written in one send, over a kept-alive connection. The
+test suite's `FakeModelServer` (`http.server`) spends 1.5 to 2 ms of its own
+on each request, on the same two cores as the client and the daemon; here
+nearly nothing is spent, so a benchmark measures the harness.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+
+from tests.support.fake_model_server import Reply, stream_chunks
+
+_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+def _piece(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+def rendered(reply: Reply) -> bytes:
+    """The whole HTTP response streaming `reply`."""
+    body = b"".join(
+        _piece(f"data: {json.dumps(chunk)}\n\n".encode()) for chunk in stream_chunks(reply)
+    )
+    return _HEAD + body + _piece(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+
+
+class InstantModel:
+    def __init__(self, content: str = "ok") -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.endpoint = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
+        self._answer = rendered(Reply(content=content))
+        self.requests = 0
+
+    def start(self) -> InstantModel:
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return  # stopped
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        waiting = b""
+        with conn:
+            while True:
+                while b"\r\n\r\n" not in waiting:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    waiting += data
+                head, _, waiting = waiting.partition(b"\r\n\r\n")
+                length = _content_length(head)
+                while len(waiting) < length:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    waiting += data
+                waiting = waiting[length:]
+                self.requests += 1
+                conn.sendall(self._answer)
+
+
+def _content_length(head: bytes) -> int:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    return 0
