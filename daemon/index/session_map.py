@@ -95,7 +95,8 @@ async def session_map(
     if index is None:  # the first build runs (or just ended: the next call has the map)
         answer.state = FAILED if failed else BUILDING
         return answer
-    answer.map = redact(await asyncio.to_thread(_render, index, budget, list(conversation)))
+    if index.files:  # an empty workspace has no map: no thread to wait for
+        answer.map = redact(await asyncio.to_thread(_render, index, budget, list(conversation)))
     answer.state = FAILED if failed else "ready"
     return answer
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import os
 import time
@@ -127,7 +128,20 @@ def session_secrets(session: Session, config: Config) -> Secrets:
     """What counts as a secret for this session: every profile's key variable, the
     search keys and secret-looking names, with their values from the client and
     from the daemon."""
-    return collect_secrets(config.key_env_names(), session.key_env, os.environ)
+    key_env = tuple(sorted(session.key_env.items()))
+    return _secrets(tuple(config.key_env_names()), key_env, frozenset(os.environb.items()))
+
+
+@functools.lru_cache(maxsize=16)
+def _secrets(
+    names: tuple[str, ...],
+    key_env: tuple[tuple[str, str], ...],
+    daemon_env: frozenset[tuple[bytes, bytes]],  # the key: collect reads os.environ
+) -> Secrets:
+    """Kept for the next turn with the same keys and environment: every turn asks, and
+    the scan of the environment and the encodings of each value cost more than the
+    look-up (the raw environment is compared, which decodes nothing)."""
+    return collect_secrets(names, dict(key_env), os.environ)
 
 
 def _search(session: Session, config: Config) -> SearchEngine | None:

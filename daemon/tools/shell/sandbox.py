@@ -125,6 +125,23 @@ def _programs_under_tmp() -> list[str]:
 def hidden_paths(home: Path) -> tuple[str, ...]:
     """What a command must not see: the secrets under `home`, and the daemon's own
     folders (state, socket, systemd credentials)."""
+    return _hidden_paths(home, tuple(os.environ.get(name) for name in _PATH_VARIABLES))
+
+
+# What `_hidden_paths` reads from the environment (through `paths`), so a change to
+# any of them finds the folders again.
+_PATH_VARIABLES = (
+    "HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "CODING_HARNESS_SOCKET",
+    "CREDENTIALS_DIRECTORY",
+)
+
+
+@functools.lru_cache(maxsize=8)
+def _hidden_paths(home: Path, variables: tuple[str | None, ...]) -> tuple[str, ...]:
+    """Once per home and environment: every turn asks for them."""
     found = [str(home / name) for name in HIDDEN_IN_HOME]
     found += [str(paths.state_dir()), str(paths.socket_path().parent)]
     credentials = os.environ.get("CREDENTIALS_DIRECTORY")

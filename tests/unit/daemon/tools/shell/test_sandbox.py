@@ -80,3 +80,16 @@ def test_a_context_runs_commands_through_its_sandbox(tmp_path: Path) -> None:
 
 def _with(ctx: ToolContext, sandbox: Sandbox) -> ToolContext:
     return replace(ctx, sandbox=sandbox)
+
+
+def test_the_hidden_folders_follow_a_change_of_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept between turns, but found again when a variable they come from changes."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "one"))
+    first = hidden_paths(tmp_path)
+    assert hidden_paths(tmp_path) is first  # the next turn asks again: kept
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "two"))
+    again = hidden_paths(tmp_path)
+    assert str(tmp_path / "two" / "coding-harness") in again
+    assert str(tmp_path / "one" / "coding-harness") not in again
