@@ -68,7 +68,7 @@ class _Entry:
     last_told: float = 0.0
     failed_at: float = 0.0
     used_at: float = 0.0  # when a session last asked for it
-    refreshed_from: float = 0.0  # when the latest refresh (or build) started
+    refreshed_from: float = 0.0  # when the latest refresh (or build) began its work
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -134,7 +134,6 @@ class IndexHub:
             return entry  # a build that just failed is not started again at every call
         fresh = since is not None and entry.built and entry.refreshed_from >= since
         if (entry.task is None or entry.task.done()) and not fresh:
-            entry.refreshed_from = time.monotonic()
             entry.task = asyncio.create_task(self._refresh(entry), name=f"index {root}")
         return entry
 
@@ -167,7 +166,7 @@ class IndexHub:
         return IndexFile(index_path(self._state_dir, root), root)
 
     async def _refresh(self, entry: _Entry) -> None:
-        started = time.monotonic()
+        started = entry.refreshed_from = time.monotonic()  # the walk sees the files from now
         loop = asyncio.get_running_loop()
         first = not entry.built
 

@@ -188,8 +188,7 @@ async def session_submit(
     target = session_of(parts, session)
     opts = options_map(options)
     target.key_env.update(env_map(env))
-    _warm_index(parts, target.cwd)  # refreshed while the turn starts, ready for its map
-    return parts.turns.submit(
+    submitted = parts.turns.submit(
         target,
         _prompt(text),
         auto_approve=bool(opts.get("yes")),
@@ -197,6 +196,9 @@ async def session_submit(
         options=opts,
         release=conn.after_response,
     )
+    # Refreshed while the turn starts: begun after the submit, it is current for its map.
+    _warm_index(parts, target.cwd)
+    return submitted
 
 
 async def session_cancel(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
