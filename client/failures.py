@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 from coding_harness.protocol import exit_codes
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from coding_harness.protocol.errors import RpcError
 
 # Exit status of a command whose reader went away: what a shell reports for SIGPIPE.

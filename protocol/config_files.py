@@ -7,7 +7,6 @@ files and merge them the same way. Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 from coding_harness.protocol import json_text
@@ -15,6 +14,7 @@ from coding_harness.protocol import json_text
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 GLOBAL_CONFIG_NAME = ".coding_harness.json"
@@ -57,12 +57,12 @@ def parse_json(text: str | bytes) -> Any:
 def profile_key_names(data: Mapping[str, Any]) -> list[str]:
     """The `api_key_env` variables the profiles of one config file's data name."""
     providers = data.get("providers")
-    if not isinstance(providers, Mapping):
+    if not isinstance(providers, dict):  # JSON's objects (collections.abc costs a one-shot)
         return []
     return [
         profile["api_key_env"]
         for profile in providers.values()
-        if isinstance(profile, Mapping)
+        if isinstance(profile, dict)
         and isinstance(profile.get("api_key_env"), str)
         and profile["api_key_env"].isidentifier()
     ]
@@ -84,7 +84,7 @@ def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, An
     """`over` merged onto `base`: objects merge key by key, anything else replaces."""
     merged = dict(base)
     for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):  # JSON's objects
             merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = value

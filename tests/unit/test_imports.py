@@ -72,6 +72,7 @@ AVOIDED = (
     "inspect",
     "json",
     "typing",
+    "collections.abc",
     "coding_harness.client.session.launcher",
 )
 
