@@ -17,16 +17,19 @@ import logging
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopResult, StopReason
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
+from coding_harness.daemon.config.hook_settings import USER_PROMPT_SUBMIT
 from coding_harness.daemon.config.loader import Config, home_dir
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.compactor import context_limit
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plan_book import PlanBook, PlanKeeper
+from coding_harness.daemon.context.plans import Plan
 from coding_harness.daemon.hooks.runner import HookRunner
 from coding_harness.daemon.hooks.tools import HookedTools
 from coding_harness.daemon.hooks.turn_hooks import prompt_context, turn_hooks, until_stopped
@@ -45,7 +48,7 @@ from coding_harness.daemon.security.secrets import Secrets
 from coding_harness.daemon.sessions.events import turn_finished
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
-from coding_harness.daemon.tools.build_files import read_build_files
+from coding_harness.daemon.tools.build_files import BuildFiles, read_build_files
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS
 from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
 from coding_harness.daemon.tools.edit.seen import forget_session
@@ -191,13 +194,15 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     session, request, config, state = turn.session, turn.request, turn.config, turn.state
     working, events = state.working, state.recorder
     with _Background() as jobs:
+        # What blocks (files, ports, the index) runs in a worker thread while the turn is
+        # assembled: the system prompt, and the build files as the turn found them (`make`
+        # asks before running changed ones), read after the UserPromptSubmit hooks if any.
+        plan = deps.plans.current(session, working[1:])
+        hooked = bool(config.hooks.for_event(USER_PROMPT_SUBMIT))
+        early = jobs.thread(_blocking_reads, session.cwd, config, plan, not hooked)
         parts = _assemble(deps, turn, lease)
-        # What blocks (files, ports, the index) runs in threads while the turn goes on.
-        plan = parts.plans.current()
-        prompt = jobs.thread(turn_system_prompt, session.cwd, config, plan)
         added = await prompt_context(parts.hooks, request.text)  # HookHalt: refused
-        # The build files as the turn found them: `make` asks before running changed ones.
-        build_files = jobs.thread(read_build_files, session.cwd)
+        late = jobs.thread(read_build_files, session.cwd) if hooked else None
         decision = await decide_route(
             request.text, request.kind, config.agent.classify, parts.ask, events
         )
@@ -209,9 +214,10 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
             redact = parts.secrets.redact
             since = request.submitted_at  # the refresh the submit started will do
             found = jobs.start(session_map(deps.index, session.cwd, budget, texts, redact, since))
-        working[0]["content"] = with_notes(await prompt, project_notes(deps, session))
+        prompt, noted = await early
+        working[0]["content"] = with_notes(prompt, project_notes(deps, session))
         if found is not None:
-            state.outcome.build_files = await build_files
+            state.outcome.build_files = noted if late is None else await late
             repo_map = (await found).map
             working[0]["content"] = with_repo_map(str(working[0]["content"]), repo_map)
     text = request_text(request.text, request.kind, home=home_dir(), cwd=session.cwd)
@@ -228,6 +234,15 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     if decision.route == "general":
         return await answer_general(parts.loop, working)
     return await until_stopped(parts.loop, working, parts.hooks)
+
+
+def _blocking_reads(
+    cwd: Path, config: Config, plan: Plan | None, with_build_files: bool
+) -> tuple[str, BuildFiles | None]:
+    """The system prompt, and the build files when asked: one trip to a worker thread."""
+    return turn_system_prompt(cwd, config, plan), (
+        read_build_files(cwd) if with_build_files else None
+    )
 
 
 class _Background:
