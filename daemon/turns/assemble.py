@@ -19,7 +19,6 @@ import dataclasses
 import functools
 import json
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +62,10 @@ class TurnRequest:
     compaction: asyncio.Future[JSONObject] | None = None
     # The turn starts once this is set: after the submit's answer has gone out.
     released: asyncio.Event = field(default_factory=asyncio.Event)
-    submitted_at: float = field(default_factory=time.monotonic)
+    withdrawn: bool = False  # cancelled before it started
+    # A code-index refresh begun at this time or later is current for the turn's map
+    # (None: refresh again, as a queued turn must after the turns before it).
+    map_fresh_since: float | None = None
 
 
 def tool_context(

@@ -24,6 +24,7 @@ import errno
 import logging
 import os
 import secrets
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -66,7 +67,7 @@ class _Lane:
     worker: asyncio.Task[None]
     current: asyncio.Task[None] | None = None
     begun: bool = False  # whether `current` has taken its first step
-    releasing: bool = False  # a turn taken from the queue waits for its go-ahead
+    waiting: TurnRequest | None = None  # taken from the queue, waiting for its go-ahead
 
 
 class TurnRunner:
@@ -127,7 +128,9 @@ class TurnRunner:
 
     def _enqueue(self, session: Session, request: TurnRequest) -> JSONObject:
         lane = self._lane(session)
-        busy = lane.current is not None or lane.releasing or not lane.queue.empty()
+        busy = lane.current is not None or lane.waiting is not None or not lane.queue.empty()
+        if not busy:  # nothing runs before it: what the index shows from now on is current
+            request.map_fresh_since = time.monotonic()
         lane.queue.put_nowait(request)
         if busy and request.compaction is None:
             session.emit(
@@ -137,6 +140,9 @@ class TurnRunner:
 
     def cancel(self, session: Session) -> bool:
         lane = self._lanes.get(session.id)
+        if lane is not None and lane.waiting is not None:  # about to start: it will not
+            lane.waiting.withdrawn = True
+            return True
         if lane is None or lane.current is None or lane.current.done():
             return False
         lane.current.cancel()
@@ -157,7 +163,11 @@ class TurnRunner:
         self._deps.notes.pop(session.id, None)
 
     def running(self) -> int:
-        return sum(1 for lane in self._lanes.values() if lane.current is not None)
+        return sum(
+            1
+            for lane in self._lanes.values()
+            if lane.current is not None or lane.waiting is not None
+        )
 
     def stop_taking(self) -> None:
         """From now on queued turns are not started; each finishes with exit code 130."""
@@ -211,13 +221,8 @@ class TurnRunner:
             request = await queue.get()
             if request is None:  # the session was closed (`forget`)
                 return
-            if not request.released.is_set():
-                lane.releasing = True
-                try:  # the submit's answer is on its way; it is never held for long
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(request.released.wait(), RELEASE_WAIT)
-                finally:
-                    lane.releasing = False
+            if not await self._go_ahead(session, lane, request):
+                continue
             if self._closing:
                 _refuse_queued(session, request, "(not started: the daemon is stopping)")
                 continue
@@ -234,6 +239,27 @@ class TurnRunner:
                 log.exception("turn %s failed", request.id)
             finally:
                 lane.current = None
+
+    async def _go_ahead(self, session: Session, lane: _Lane, request: TurnRequest) -> bool:
+        """Wait until the submit's answer is out (never long); False, the turn ended
+        unstarted, when the session was closed or the turn cancelled meanwhile."""
+        if not request.released.is_set():
+            lane.waiting = request
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(request.released.wait(), RELEASE_WAIT)
+            except asyncio.CancelledError:  # the daemon stops
+                _refuse_queued(session, request, "(not started: the daemon is stopping)")
+                raise
+            finally:
+                lane.waiting = None
+        if self._lanes.get(session.id) is not lane:  # closed: `forget` left this one to us
+            _refuse_queued(session, request, "(not started: the session was closed)")
+            return False
+        if request.withdrawn:
+            _refuse_queued(session, request, "(cancelled)")
+            return False
+        return True
 
     async def _compact(self, session: Session, request: TurnRequest) -> None:
         assert request.compaction is not None
