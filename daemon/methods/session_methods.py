@@ -10,6 +10,7 @@ handler takes the `MethodParts` first.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ from coding_harness.protocol.modes import PERMISSION_MODES, mode_named
 
 # `session.attach {session: "*"}`: every session, and every later one.
 ALL_SESSIONS = "*"
+
+log = logging.getLogger(__name__)
 
 
 def _whole(name: str, value: Any, *, least: int | None = None) -> int:
@@ -109,10 +112,14 @@ async def session_create(
 
 
 def _warm_index(parts: MethodParts, cwd: Path) -> None:
-    """Start the folder's code index building or refreshing, when the map is on."""
+    """Start the folder's code index building or refreshing, when the map is on (a
+    failure here is the index's: logged, and the request goes on)."""
     index = parts.turns.index
-    if index is not None and parts.configs.get(cwd).agent.repo_map_tokens > 0:
-        index.warm(cwd)
+    try:
+        if index is not None and parts.configs.get(cwd).agent.repo_map_tokens > 0:
+            index.warm(cwd)
+    except Exception:
+        log.exception("the code index of %s could not be warmed", cwd)
 
 
 def permission_mode(value: Any, name: str = "mode") -> str | None:
@@ -196,8 +203,8 @@ async def session_submit(
         options=opts,
         release=conn.after_response,
     )
-    # Refreshed while the turn starts: begun after the submit, it is current for its map.
-    _warm_index(parts, target.cwd)
+    if not submitted["queued"]:  # refreshed while the turn starts, current for its map
+        _warm_index(parts, target.cwd)
     return submitted
 
 

@@ -212,7 +212,8 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
             texts = conversation_texts(session.history, request.text)
             budget = map_budget(config.agent.repo_map_tokens, context_limit(turn.profile, config))
             redact = parts.secrets.redact
-            since = request.submitted_at  # the refresh the submit started will do
+            # The refresh its submit started, unless hooks or earlier turns came between.
+            since = None if hooked else request.map_fresh_since
             found = jobs.start(session_map(deps.index, session.cwd, budget, texts, redact, since))
         prompt, noted = await early
         working[0]["content"] = with_notes(prompt, project_notes(deps, session))
