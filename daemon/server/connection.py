@@ -117,7 +117,11 @@ class Connection:
             )
             self.close(abort=True)
             return
-        if not self._queue and not self._writer.transport.get_write_buffer_size():
+        transport = self._writer.transport
+        if transport.is_closing():  # the peer went away: as a failed write would say
+            self._broke()
+            return
+        if not self._queue and not transport.get_write_buffer_size():
             self._write_now(data)
             return
         self._queue.append(data)

@@ -136,3 +136,14 @@ def test_behind_a_backlog_messages_keep_their_order() -> None:
         far.close()
 
     asyncio.run(main())
+
+
+def test_a_send_after_the_transport_closed_marks_the_connection_closed() -> None:
+    async def main() -> None:
+        conn, far = await pair()
+        conn._writer.transport.abort()  # the peer went away under us
+        conn.send_encoded(b'{"late": 1}\n')
+        assert conn.closed.is_set()
+        far.close()
+
+    asyncio.run(main())
