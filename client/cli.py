@@ -76,10 +76,12 @@ def _main(args: list[str]) -> int:
 
 
 def _dial_early(options: OneShotOptions) -> socket | None:
-    """For a task given on the command line or piped in: the daemon's socket, dialled
-    before the rest of the client loads, so the daemon, woken from idle, accepts it
-    meanwhile (None when nothing answers; the one-shot then reaches or starts one)."""
-    if not (options.prompts or options.words or options.stdin or not sys.stdin.isatty()):
+    """For a task given on the command line: the daemon's socket, dialled before the
+    rest of the client loads, so the daemon, woken from idle, accepts it meanwhile
+    (None when nothing answers; the one-shot then reaches or starts one). Not when
+    the task is read from standard input, which may take longer than the daemon
+    waits for a connection's `initialize`."""
+    if options.stdin or not (options.prompts or options.words):
         return None
     from coding_harness.protocol.dial import DaemonUnreachable, dial
     from coding_harness.protocol.paths import socket_path
