@@ -21,6 +21,7 @@ clock tick a second change could leave the mtime as it was.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,8 +68,14 @@ class Fingerprinter:
         self.max_entries = max_entries
         self._listings: dict[str, _Listing] = {}
         self._rules = ""
+        # One walk at a time: two turns' guards may call it from two worker threads.
+        self._walking = threading.Lock()
 
     def __call__(self) -> Fingerprint:
+        with self._walking:
+            return self._walk()
+
+    def _walk(self) -> Fingerprint:
         ignore = self._ignore_rules()
         digest, entries = 0, 0
         pending = [(self.root, "")]

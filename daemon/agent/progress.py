@@ -11,7 +11,10 @@ the turn is stopped with an explanation.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Hashable
+
+log = logging.getLogger(__name__)
 
 STALL_LIMIT = 8
 
@@ -67,7 +70,7 @@ class ProgressGuard:
 
 
 def _retrieved(future: asyncio.Future[Hashable]) -> None:
-    """A first fingerprint nobody waits for (the turn ended without tools) is not
-    reported as a lost exception; a turn that runs tools meets it in `before_tools`."""
-    if not future.cancelled():
-        future.exception()
+    """A first fingerprint's failure is logged here, once (a turn that runs tools also
+    meets it in `before_tools`; one without tools would otherwise lose it)."""
+    if not future.cancelled() and (exc := future.exception()) is not None:
+        log.warning("the workspace fingerprint failed: %r", exc)
