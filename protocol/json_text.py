@@ -53,11 +53,15 @@ _scan = _scanner()
 def loads(text: str | bytes) -> Any:
     """The value `text` holds (bytes must be UTF-8); ValueError when it is not JSON."""
     if isinstance(text, bytes | bytearray):
-        text = bytes(text).decode("utf-8")
+        raw = bytes(text)
+        if raw[:1] in (b"\xef", b"\xfe", b"\xff") or b"\x00" in raw[:4]:
+            return _json_loads(raw)  # a BOM, or UTF-16/32: json tells which
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return _json_loads(raw)  # json's answer (it lets surrogates through)
     if _scan is None:
-        import json
-
-        return json.loads(text)
+        return _json_loads(text)
     start = len(text) - len(text.lstrip(_BLANK))
     try:
         value, end = _scan(text, start)
@@ -70,6 +74,10 @@ def loads(text: str | bytes) -> Any:
 
 def _refused(text: str) -> Any:
     """Raise json's own error for `text`, naming its line and column."""
+    return _json_loads(text)
+
+
+def _json_loads(text: str | bytes) -> Any:
     import json
 
     return json.loads(text)

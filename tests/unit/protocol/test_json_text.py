@@ -120,3 +120,23 @@ def test_a_refusal_is_worded_as_json_words_it(text: str) -> None:
     with pytest.raises(ValueError) as got:
         json_text.loads(text)
     assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'\xef\xbb\xbf{"a": 1}',  # a UTF-8 BOM
+        '{"a": "é"}'.encode("utf-16"),
+        '{"a": "é"}'.encode("utf-32-le"),
+        b'{"a": "\xed\xa0\x80"}',  # a surrogate, which json lets through
+        b'{"a": "\xff"}',
+    ],
+)
+def test_bytes_read_as_json_reads_them(raw: bytes) -> None:
+    try:
+        expected = json.loads(raw)
+    except ValueError:
+        with pytest.raises(ValueError):
+            json_text.loads(raw)
+        return
+    assert json_text.loads(raw) == expected
