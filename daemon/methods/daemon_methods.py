@@ -84,7 +84,7 @@ async def stats_get(parts: MethodParts, conn: Connection, session: Any = None) -
 
 async def daemon_shutdown(parts: MethodParts, conn: Connection) -> dict[str, Any]:
     refuse_tool_children(conn)
-    conn.after_response(parts.request_stop)
+    conn.on_answer(parts.request_stop)
     return {"stopping": True}
 
 

@@ -201,7 +201,7 @@ async def session_submit(
         auto_approve=bool(opts.get("yes")),
         dry_run=bool(opts.get("dry_run")),
         options=opts,
-        release=conn.after_response,
+        release=conn.on_answer,
     )
     if not submitted["queued"]:  # refreshed while the turn starts, current for its map
         _warm_index(parts, target.cwd)

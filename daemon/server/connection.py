@@ -66,7 +66,7 @@ class Connection:
         self.attached: set[str] = set()
         self.limits = limits or QueueLimits()
         self.max_message = max_message
-        self._after_response: list[Callable[[], None]] = []
+        self._on_answer: list[Callable[[], None]] = []
         self._answers: set[asyncio.Task[None]] = set()
         self._asks = PendingAsks()
         self._writer = writer
@@ -181,12 +181,15 @@ class Connection:
         """Settle the ask a client's `response` answers; False when none waits for it."""
         return self._asks.resolve(response)
 
-    def after_response(self, action: Callable[[], None]) -> None:
-        """Run `action` once the response to the current request is queued."""
-        self._after_response.append(action)
+    def on_answer(self, action: Callable[[], None]) -> None:
+        """Run `action` once the answer to the current request is decided, just before it
+        is written, in the same step: what it does synchronously (a stop withdraws the
+        discovery record) precedes the answer, and what it wakes (a submitted turn)
+        runs at a later step of the loop, after the answer is out."""
+        self._on_answer.append(action)
 
-    def run_after_response(self) -> None:
-        actions, self._after_response = self._after_response, []
+    def run_on_answer(self) -> None:
+        actions, self._on_answer = self._on_answer, []
         for action in actions:
             action()
 

@@ -224,11 +224,11 @@ class SocketServer:
         if (conn.asking or _METHOD_KEY not in line) and _took_answer(line, conn):
             return
         response = await self._endpoint.handle(line, conn)
+        conn.run_on_answer()  # before the answer is written: see `Connection.on_answer`
         if isinstance(response, Deferred):
             conn.answer_later(response.answer)
         elif response is not None:
             conn.send(response)
-        conn.run_after_response()
 
     def _timed_out(self, conn: Connection) -> None:
         if not conn.initialized:

@@ -102,7 +102,7 @@ class TurnRunner:
     ) -> JSONObject:
         """Queue a turn; `options` may force a route, ask for a summary or load a skill.
         `release` is handed the turn's go-ahead, to call once the submit's answer is
-        out (`Connection.after_response`): the turn's first steps, which hold the event
+        out (`Connection.on_answer`): the turn's first steps, which hold the event
         loop for milliseconds, would otherwise delay that answer. Without it the turn
         may start at once."""
         request = TurnRequest(

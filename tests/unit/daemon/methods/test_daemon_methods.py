@@ -51,7 +51,7 @@ def test_status_stats_and_shutdown(rig: Rig) -> None:
                 await d.stats_get(rig.parts, conn, session="s-gone")
             assert await d.daemon_shutdown(rig.parts, conn) == {"stopping": True}
             assert rig.lifecycle.stops == 0  # not before the answer is sent
-            conn.run_after_response()
+            conn.run_on_answer()
             assert rig.lifecycle.stops == 1
 
     asyncio.run(main())
