@@ -122,22 +122,16 @@ class Connection:
             self._broke()
             return
         if not self._queue and not transport.get_write_buffer_size():
-            self._write_now(data)
+            # Nothing waits and the socket took all before: straight over, so an answer
+            # or event is on its way before the sender's next step (a queued one waits
+            # for the writer task, which runs only when the sender yields).
+            transport.write(data)
             return
         self._queue.append(data)
         self._queued_bytes += len(data)
         self._ready.set()
         if not self._has_room():
             self._room.clear()
-
-    def _write_now(self, data: bytes) -> None:
-        """Nothing waits and the socket took all before: hand `data` straight over, so an
-        answer or event is on its way before the sender's next step (a queued one waits for
-        the writer task, which runs only when the sender yields)."""
-        try:
-            self._writer.write(data)
-        except (ConnectionError, OSError):
-            self._broke()
 
     async def wait_for_room(self) -> bool:
         """Wait until little is left to write; False once the connection is closed."""
