@@ -65,7 +65,7 @@ def _main(args: list[str]) -> int:
     except UsageError as exc:
         print(f"harness: {exc}\nTry 'harness --help'.", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
-    if not prompt:
+    if not prompt:  # the REPL (`-p ''` dialled early for a task that came out empty)
         _hang_up(early)
         from coding_harness.client.repl.repl import run_repl
 
