@@ -52,6 +52,23 @@ def start(conn: Connection, sandbox: Sandbox, model: FakeModelServer) -> dict[st
     return submit(conn, sandbox, "change x to 2 in calc.py", yes=True)
 
 
+def approve_makefile_edit_once(
+    conn: Connection, sandbox: Sandbox, model: FakeModelServer, new: str, task: str
+) -> None:
+    """The model edits the Makefile to `new`; the user approves that one question, and
+    make check then runs (and passes) without a second one."""
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="Makefile", old=MAKEFILE, new=new)]),
+        Reply(content="Done."),
+    )
+    asked = submit(conn, sandbox, task)
+    assert asked["path"] == "Makefile"
+    conn.request("approval.respond", {"request": asked["request"], "decision": "yes"})
+    events = events_until_finished(conn)
+    assert "approval.requested" not in [event["kind"] for event in events]
+    assert "make check passed." in last_tool_result(model)
+
+
 def last_tool_result(model: FakeModelServer) -> str:
     return str(model.requests[-1]["messages"][-1]["content"])
 
@@ -82,17 +99,7 @@ def test_an_approved_makefile_edit_is_not_asked_twice(
     sandbox: Sandbox, model: FakeModelServer, conn: Connection
 ) -> None:
     new = MAKEFILE.replace("@true", "@echo checked")
-    model.add(
-        Reply(tool_calls=[tool_call("propose_edit", path="Makefile", old=MAKEFILE, new=new)]),
-        Reply(content="Done."),
-    )
-    asked = submit(conn, sandbox, "make check print a word")
-    assert asked["path"] == "Makefile"
-    conn.request("approval.respond", {"request": asked["request"], "decision": "yes"})
-    events = events_until_finished(conn)
-    kinds = [event["kind"] for event in events]
-    assert "approval.requested" not in kinds  # make check ran without a second question
-    assert "make check passed." in last_tool_result(model)
+    approve_makefile_edit_once(conn, sandbox, model, new, "make check print a word")
     assert Path(sandbox.workspace / "Makefile").read_text() == new
 
 
@@ -138,13 +145,4 @@ def test_an_approved_include_of_an_existing_file_is_not_asked_again(
     (sandbox.workspace / "sub").mkdir()
     (sandbox.workspace / "sub" / "extra.inc").write_text("EXTRA = 1\n")
     new = "include sub/extra.inc\n" + MAKEFILE
-    model.add(
-        Reply(tool_calls=[tool_call("propose_edit", path="Makefile", old=MAKEFILE, new=new)]),
-        Reply(content="Done."),
-    )
-    asked = submit(conn, sandbox, "include the extra rules")
-    assert asked["path"] == "Makefile"
-    conn.request("approval.respond", {"request": asked["request"], "decision": "yes"})
-    events = events_until_finished(conn)
-    assert "approval.requested" not in [event["kind"] for event in events]
-    assert "make check passed." in last_tool_result(model)
+    approve_makefile_edit_once(conn, sandbox, model, new, "include the extra rules")
