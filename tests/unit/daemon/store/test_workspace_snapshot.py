@@ -110,5 +110,5 @@ def test_a_folder_or_file_swapped_for_a_symlink_is_not_followed_out(tmp_path: Pa
     (root / "b.py").unlink()
     (root / "b.py").symlink_to(outside / "id_rsa")
     snapshot.refresh()
-    assert all(b"secret" != seen.data for seen in snapshot.current().values())
+    assert all(seen.data != b"secret" for seen in snapshot.current().values())
     assert {c.path: c.before for c in snapshot.changes(before)} == {"b.py": b"b", "src/a.py": b"a"}
