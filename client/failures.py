@@ -121,7 +121,9 @@ def _say(text: str, code: int, debug: bool) -> int:
         import traceback
 
         traceback.print_exc(file=sys.stderr)
-    print(f"harness: {text}", file=sys.stderr)
+    from coding_harness.client.render.sanitize import visible  # the message may quote a daemon
+
+    print(f"harness: {visible(text)}", file=sys.stderr)
     return code
 
 

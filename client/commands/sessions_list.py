@@ -3,7 +3,8 @@
 At a terminal they form a table (`tables.sessions_table`, rich imported only
 then); into a pipe, one line per session in fixed columns that scripts can
 split on whitespace, with the full session id first and each session's
-permission mode (MODE) after its state.
+permission mode (MODE) after its state. Every value is a `field`: a folder
+name holding a newline or an escape stays on its row, escaped.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from typing import Any
 
 from coding_harness.client.render.durations import age
-from coding_harness.client.render.sanitize import visible
+from coding_harness.client.render.sanitize import field
 from coding_harness.client.render.style import is_terminal
 from coding_harness.protocol import exit_codes, methods, paths
 from coding_harness.protocol.client import DaemonUnreachable, connect
@@ -32,7 +33,7 @@ def main(argv: list[str]) -> int:
         print(f"harness: cannot reach the daemon: {exc}", file=sys.stderr)
         return exit_codes.DAEMON_UNREACHABLE
     if hello.get("notice"):
-        print(f"harnessd: {hello['notice']}", file=sys.stderr)
+        print(f"harnessd: {field(str(hello['notice']))}", file=sys.stderr)
     if not sessions:
         print("no sessions")
     elif is_terminal(sys.stdout):
@@ -56,8 +57,9 @@ def _print_lines(sessions: list[dict[str, Any]]) -> None:
         cost = "unknown" if s.get("cost_usd") is None else f"${float(s['cost_usd']):.4f}"
         active = age(now - float(s["last_activity"]))
         print(
-            f"{s['session']:<24} {s['state']:<8} {mode_of(s):<12} {s['clients']:>7} {active:>7} "
-            f"{tokens:>9,} {cost:>9}  {visible(str(s['cwd']))}"
+            f"{field(str(s['session'])):<24} {field(str(s['state'])):<8} {mode_of(s):<12} "
+            f"{field(str(s['clients'])):>7} {active:>7} {tokens:>9,} {cost:>9}  "
+            f"{field(str(s['cwd']))}"
         )
 
 
@@ -65,4 +67,4 @@ def mode_of(session: dict[str, Any]) -> str:
     """The session's permission mode in its row (`-` from a daemon that has none)."""
     options = session.get("options")
     mode = options.get("mode") if isinstance(options, dict) else None
-    return visible(str(mode)) if mode else "-"
+    return field(str(mode)) if mode else "-"

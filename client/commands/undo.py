@@ -4,8 +4,12 @@ Without `--session` it works on the most recently active session of this
 folder; without `--turn`, on that session's last turn that wrote files. It
 prints the diff of what it puts back, and each file it refused (someone changed
 it since the agent wrote it) with the way past it. `--list` shows the
-checkpoints instead. Exit codes: 0 all put back, 3 a file was refused, 4 no
-daemon, 5 bad arguments or nothing to undo.
+checkpoints instead, and the turns whose checkpoints the store's cap dropped.
+File names and turn ids come from the workspace and the daemon: each is printed
+as a `field` (control characters, newlines and tabs escaped), so a name made by
+a recipe cannot move the cursor, retitle the terminal or fake a line. Exit
+codes: 0 all put back, 3 a file was refused, 4 no daemon, 5 bad arguments or
+nothing to undo.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import sys
 import time
 from typing import Any
 
+from coding_harness.client.render.sanitize import field
 from coding_harness.client.render.style import Style, color_wanted
 from coding_harness.client.session.latest import latest_session_here
 from coding_harness.client.session.launcher import connect_or_start
@@ -51,7 +56,7 @@ def main(argv: list[str]) -> int:
             conn.initialize("harness-undo", __version__, approvals=False)
             if options.list:
                 listing = conn.request(methods.SESSION_CHECKPOINTS, {"session": session})
-                return show_checkpoints(listing, session)
+                return show_checkpoints(listing, session, Style(sys.stdout))
             params: dict[str, Any] = {"session": session, "force": options.force}
             if options.turn:
                 params["turn"] = options.turn
@@ -64,24 +69,32 @@ def main(argv: list[str]) -> int:
         return exit_codes.BAD_ARGUMENTS
 
 
-def show_checkpoints(listing: dict[str, Any], session: str) -> int:
+def show_checkpoints(listing: dict[str, Any], session: str, out: Style) -> int:
+    """The checkpoints left, a line per turn, on `out` (standard output)."""
     checkpoints = listing.get("checkpoints") or []
     if not checkpoints:
-        print(f"no checkpoints in session {session}")
+        out.line(f"no checkpoints in session {field(session)}")
     for entry in checkpoints:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(entry.get("at", 0))))
-        files = ", ".join(str(f) for f in entry.get("files", []))
-        print(f"{entry.get('turn')}  {when}  {files}")
+        files = ", ".join(field(str(f)) for f in entry.get("files", []))
+        out.line(f"{field(str(entry.get('turn')))}  {when}  {files}")
+    for turn in listing.get("dropped") or []:
+        out.line(f"{field(str(turn))}  dropped: the checkpoint store went over its cap")
     return exit_codes.OK
 
 
-def show_undo(result: dict[str, Any], style: Style) -> int:
+def show_undo(result: dict[str, Any], style: Style, out: Style | None = None) -> int:
+    """The diffs put back and the files refused on `style` (standard error), what was
+    put back and how to undo it on `out` (standard output)."""
+    out = out or Style(sys.stdout)
     for shown in result.get("diffs") or []:
         style.diff(str(shown.get("diff", "")), str(shown.get("path", "")))
-    restored = [str(p) for p in result.get("restored") or []]
+    restored = [field(str(p)) for p in result.get("restored") or []]
     if restored:
-        print(f"put back (turn {result.get('turn')} and later): {', '.join(restored)}")
-        print(f"undo this with: harness undo --turn {result.get('undo_turn')}")
+        turn, undo_turn = field(str(result.get("turn"))), field(str(result.get("undo_turn")))
+        out.line(f"put back (turn {turn} and later): {', '.join(restored)}")
+        out.line(f"undo this with: harness undo --turn {undo_turn}")
     for skipped in result.get("skipped") or []:
-        style.line(f"not put back: {skipped.get('path')}: {skipped.get('reason')}", "yellow")
+        path, reason = field(str(skipped.get("path"))), field(str(skipped.get("reason")))
+        style.line(f"not put back: {path}: {reason}", "yellow")
     return exit_codes.EDIT_REJECTED if result.get("skipped") else exit_codes.OK

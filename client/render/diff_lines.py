@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from coding_harness.client.render.sanitize import visible
+from coding_harness.client.render.sanitize import field, visible
 
 # A diff longer than this many lines is framed by a header and a footer that
 # give its length, so the end of the screen is never mistaken for its end.
@@ -72,7 +72,7 @@ def _largest_line_number(lines: list[str]) -> int:
 def _framed(rows: list[tuple[str, str]], count: int, path: str) -> list[tuple[str, str]]:
     if count <= LONG_DIFF:
         return rows
-    name = f" of {visible(path)}" if path else ""
+    name = f" of {field(path)}" if path else ""
     added = sum(1 for _, style in rows if style == ADDED)
     removed = sum(1 for _, style in rows if style == REMOVED)
     head = f"── diff{name}: {count:,} lines (+{added:,} -{removed:,}), shown in full ──"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from coding_harness.client.render.sanitize import field, one_line
 from coding_harness.client.render.style import Style
 
 
@@ -24,6 +25,5 @@ def print_history(messages: list[dict[str, Any]], style: Style, limit: int = 20)
             style.line(str(content))
         for call in message.get("tool_calls") or []:
             function = call.get("function") or {}
-            style.line(
-                f"* {function.get('name', '?')} {str(function.get('arguments', ''))[:80]}", "dim"
-            )
+            name = field(str(function.get("name", "?")))
+            style.line(f"* {name} {one_line(str(function.get('arguments', '')), 80)}", "dim")

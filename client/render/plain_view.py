@@ -12,7 +12,7 @@ WAIT_EVERY.
 
 from __future__ import annotations
 
-from coding_harness.client.render.sanitize import visible
+from coding_harness.client.render.sanitize import field, visible
 from coding_harness.client.render.style import Style
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
@@ -84,7 +84,7 @@ class PlainView:
     def diff(self, diff: str, path: str, new_file: bool) -> None:
         self.pause()
         if new_file:
-            self.style.line(f"(new file: {path})", "cyan")
+            self.style.line(f"(new file: {field(path)})", "cyan")
         self.style.diff(diff, path)
 
     def pause(self) -> None:

@@ -11,11 +11,15 @@ has not started answering, `model.waiting` events say for how long; a view
 shows that as it can (a status line, a line now and then), and `-q` not at all.
 
 How things look is a `View`'s job: `plain_view.PlainView` (ANSI or none, the
-lean default) or `rich_view.RichView` (a terminal: Markdown, spinner).
+lean default) or `rich_view.RichView` (a terminal: Markdown, spinner). Every
+view makes text `visible` (no control character reaches the terminal raw);
+here, values that must stay on their line (paths, ids, labels, a plan step)
+are made a `field` first, so a newline in a file name cannot fake a line.
 """
 
 from __future__ import annotations
 
+from coding_harness.client.render.sanitize import field
 from coding_harness.client.render.style import INTENT_COLORS
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
@@ -112,7 +116,7 @@ class TurnPrinter:
 
     def _on_intent(self, data: dict[str, Any]) -> None:
         route, label = str(data.get("route", "")), data.get("label")
-        text = f"intent: {route}" + (f" ({label})" if label else "")
+        text = f"intent: {field(route)}" + (f" ({field(str(label))})" if label else "")
         self.chat(text, INTENT_COLORS.get(route, "bold"))
 
     def _on_plan(self, data: dict[str, Any]) -> None:
@@ -120,11 +124,13 @@ class TurnPrinter:
         self.chat(f"plan ({len(steps)} steps):", "bold")
         for step in steps:
             mark = "x" if step.get("done") else " "
-            self.chat(f"  [{mark}] {step.get('index', '?')}. {step.get('text', '')}", "dim")
+            number, text = field(str(step.get("index", "?"))), field(str(step.get("text", "")))
+            self.chat(f"  [{mark}] {number}. {text}", "dim")
 
     def _on_context_compacted(self, data: dict[str, Any]) -> None:
         if data.get("reason") == "manual":  # automatic ones also come as a notice
-            before, after = data.get("messages_before", "?"), data.get("messages_after", "?")
+            before = field(str(data.get("messages_before", "?")))
+            after = field(str(data.get("messages_after", "?")))
             self.chat(f"conversation compacted: {before} messages -> {after}", "dim")
 
     def _on_text_delta(self, data: dict[str, Any]) -> None:
@@ -149,7 +155,7 @@ class TurnPrinter:
             self.chat(said)
         self.chat(tool_line(name, str(data.get("arguments", ""))), "dim")
         if self.chatter:
-            self.view.busy(f"running {name}")
+            self.view.busy(f"running {field(name)}")
 
     def _on_tool_result(self, data: dict[str, Any]) -> None:
         if self.chatter:
@@ -162,7 +168,8 @@ class TurnPrinter:
     def _on_approval_requested(self, data: dict[str, Any]) -> None:
         self.view.pause()
         self._show_diff(data)
-        self.view.line(str(data.get("summary") or f"change to {data.get('path')}"), "bold")
+        summary = data.get("summary") or f"change to {data.get('path')}"
+        self.view.line(field(str(summary)), "bold")
 
     def _show_diff(self, data: dict[str, Any]) -> None:
         path, diff = str(data.get("path", "")), str(data.get("diff", ""))
@@ -172,22 +179,24 @@ class TurnPrinter:
         self.view.diff(diff, path, bool(data.get("new_file")))
 
     def _on_approval_resolved(self, data: dict[str, Any]) -> None:
-        self.chat(f"[{data.get('decision')} from {data.get('client')}]", "dim")
+        decision, client = field(str(data.get("decision"))), field(str(data.get("client")))
+        self.chat(f"[{decision} from {client}]", "dim")
 
     def _on_check_result(self, data: dict[str, Any]) -> None:
         if data.get("passed"):
             self.chat("make check passed", "green")
             return
-        self.notice(f"make check failed (exit {data.get('exit_code')})", "red")
+        self.notice(f"make check failed (exit {field(str(data.get('exit_code')))})", "red")
         tail = str(data.get("output") or "").rstrip().split("\n")[-CHECK_OUTPUT_LINES:]
         for line in tail:
             self.chat(f"  {line}", "dim")
 
     def _on_undo(self, data: dict[str, Any]) -> None:
-        restored = ", ".join(str(p) for p in data.get("restored") or []) or "nothing"
-        self.notice(f"undo of turn {data.get('turn')}: put back {restored}", "yellow")
+        restored = ", ".join(field(str(p)) for p in data.get("restored") or []) or "nothing"
+        self.notice(f"undo of turn {field(str(data.get('turn')))}: put back {restored}", "yellow")
         for skipped in data.get("skipped") or []:
-            self.chat(f"  not put back: {skipped.get('path')}: {skipped.get('reason')}", "dim")
+            path, reason = field(str(skipped.get("path"))), field(str(skipped.get("reason")))
+            self.chat(f"  not put back: {path}: {reason}", "dim")
 
     def _on_hook(self, data: dict[str, Any]) -> None:
         """`hook PreToolUse: ./check.sh -> blocked`, dim; -q leaves it out (a refused
@@ -200,7 +209,7 @@ class TurnPrinter:
             outcome = "blocked"
         else:
             outcome = "ok" if code == 0 else "killed" if code is None else f"exit {code}"
-        self.chat(f"hook {data.get('event')}: {command} -> {outcome}", "dim")
+        self.chat(f"hook {field(str(data.get('event')))}: {field(command)} -> {outcome}", "dim")
 
     def _on_mcp_state(self, data: dict[str, Any]) -> None:
         """One line per change; a start is only the spinner's label (at a terminal), and a
@@ -243,7 +252,8 @@ class TurnPrinter:
             self.chat(text, style)
 
     def _on_turn_queued(self, data: dict[str, Any]) -> None:
-        self.notice(f"queued behind the running turn (position {data.get('position')})")
+        position = field(str(data.get("position")))
+        self.notice(f"queued behind the running turn (position {position})")
 
     def _on_notice(self, data: dict[str, Any]) -> None:
         self.chat(str(data.get("message", "")), "yellow")

@@ -12,7 +12,8 @@ area lives is a `StatusArea`: a rich `Live` for the one-shot command
 
 Untrusted text is made `visible` before it becomes a rich `Text` or
 `Markdown`; markup in it is never interpreted and links are shown, not
-hidden behind their labels.
+hidden behind their labels. Everything printed is rendered through
+`VisibleSegments` too, so what Markdown decodes (`&#x202e;`) is escaped as well.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from coding_harness.client.render.diff_lines import numbered_lines
-from coding_harness.client.render.sanitize import visible
+from coding_harness.client.render.rich_safe import VisibleSegments
+from coding_harness.client.render.sanitize import field, visible
 
 WAITING = "waiting for the model"
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -130,7 +132,7 @@ class RichView:
 
     def diff(self, diff: str, path: str, new_file: bool) -> None:
         self._settle()
-        lines = [(f"(new file: {path})", "cyan")] if new_file else []
+        lines = [(f"(new file: {field(path)})", "cyan")] if new_file else []
         lines.extend(numbered_lines(diff, path))
         text = Text()
         for line, style in lines:
@@ -166,7 +168,7 @@ class RichView:
             frame = self._frames[int(time.monotonic() * 10) % len(self._frames)]
             elapsed = time.monotonic() - since
             status = f"{label} ({elapsed:.0f} s)" if label == WAITING else f"{label} {elapsed:.1f}s"
-            lines.append(("cyan", f"{frame} {status}"))
+            lines.append(("cyan", f"{frame} {field(status)}"))
         return lines
 
     def status_renderable(self) -> RenderableType:
@@ -174,7 +176,7 @@ class RichView:
         for style, line in self.status_lines(self.out.width):
             text.append(line + "\n", style=style)
         text.rstrip()
-        return text
+        return VisibleSegments(text)
 
     def active(self) -> bool:
         with self._lock:
@@ -199,7 +201,7 @@ class RichView:
 
     def _print(self, console: Console, renderable: RenderableType) -> None:
         self._hide_area()
-        console.print(renderable)
+        console.print(VisibleSegments(renderable))
 
     def _show_area(self) -> None:
         if self.area is not None and self.active():

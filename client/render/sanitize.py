@@ -3,13 +3,20 @@
 Text from files, models and commands may carry ANSI escapes, carriage returns,
 bidi overrides or zero-width characters that would hide or fake lines on the
 approval screen. `visible` turns each into a readable escape such as `\\x1b`
-or `<U+202E>`, keeping newlines and tabs. `one_line` does the same for text
-that must fit on one line (tool arguments, previews); `VisibleWriter` for
-everything written to a stream, whoever writes it.
+or `<U+202E>`, keeping newlines and tabs: for bodies (a reply, a diff, a
+notice). `field` is for a value that must stay on its line exactly (a file
+name, a turn or session id, a folder): newline and tab become `\\n` and `\\t`
+too. `one_line` is for previews (tool arguments, messages): newlines shown as
+⏎, cut to a width. `VisibleWriter` does it for everything written to a text
+stream, whoever writes it, and `VisibleBytesWriter` for a byte stream (the
+daemon's log). Every printer of the client goes through one of these; rich
+output goes through `rich_view.VisibleSegments` as well, which escapes what
+rendering itself produced (Markdown decodes `&#x202e;` into the character).
 """
 
 from __future__ import annotations
 
+import codecs
 import functools
 import io
 import re
@@ -17,7 +24,7 @@ import re
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TextIO
+    from typing import BinaryIO, TextIO
 
 # Zero-width characters, line/paragraph separators, bidi embeddings,
 # overrides and isolates, word joiner, BOM.
@@ -53,6 +60,14 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>"
 
 
+_FIELD_ESCAPES = {ord("\n"): "\\n", ord("\t"): "\\t"}
+
+
+def field(text: str) -> str:
+    """`visible` text that stays on its line: a newline or tab in it shows as `\\n`, `\\t`."""
+    return visible(text).translate(_FIELD_ESCAPES)
+
+
 def one_line(text: str, limit: int = 0) -> str:
     """`visible` text on one line (newlines shown as ⏎), cut to `limit` characters with …"""
     flat = visible(re.sub(r"\s*\n\s*", " ⏎ ", text.strip())).replace("\t", " ")
@@ -78,3 +93,24 @@ class VisibleWriter(io.TextIOBase):
 
     def isatty(self) -> bool:
         return False
+
+
+class VisibleBytesWriter(io.RawIOBase):
+    """A byte stream that passes UTF-8 text on made `visible` (bytes that are not
+    UTF-8 shown as `\\xNN`); a character cut between two writes is kept whole."""
+
+    def __init__(self, target: BinaryIO) -> None:
+        super().__init__()
+        self.target = target
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="backslashreplace")
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        text = self._decoder.decode(bytes(data))
+        self.target.write(visible(text).encode("utf-8"))
+        return len(data)
+
+    def flush(self) -> None:
+        self.target.flush()

@@ -21,7 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from coding_harness.client.render.durations import age
-from coding_harness.client.render.sanitize import one_line
+from coding_harness.client.render.rich_safe import VisibleSegments
+from coding_harness.client.render.sanitize import field, one_line
 from coding_harness.client.render.style import is_terminal, no_color_requested
 
 PREVIEW = 60
@@ -54,7 +55,7 @@ def print_table(table: Table, out: TextIO | None = None, *, color: bool | None =
         emoji=False,
         highlight=False,
     )
-    console.print(table)
+    console.print(VisibleSegments(table))
 
 
 def context_table(data: Mapping[str, Any]) -> Table:
@@ -192,9 +193,11 @@ def _usage_cells(
 def _rates(provider: object, pricing: object) -> str | None:
     """The session profile's prices, USD per million tokens, under the table."""
     if not isinstance(pricing, Mapping) or not pricing:
-        return f"{provider}: no pricing configured" if provider else None
-    rates = ", ".join(f"{name} ${float(value):g}" for name, value in sorted(pricing.items()))
-    return f"{provider} rates per 1M tokens: {rates}"
+        return f"{field(str(provider))}: no pricing configured" if provider else None
+    rates = ", ".join(
+        f"{field(str(name))} ${float(value):g}" for name, value in sorted(pricing.items())
+    )
+    return f"{field(str(provider))} rates per 1M tokens: {rates}"
 
 
 def _cell(value: object, style: str = "") -> Text:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from coding_harness.client.render.sanitize import field
 from coding_harness.client.repl.events import EventPump
 from coding_harness.client.session.bell import BellSettings, Reminder, bell_settings
 from coding_harness.client.session.turn_driver import reattach
@@ -72,7 +73,7 @@ class EventFeed:
 
     def _still_waiting(self, data: dict[str, Any]) -> None:
         """On the reminder's thread: the request has waited `after_seconds`."""
-        what = " ".join(str(data.get(key) or "") for key in ("kind", "path")).strip()
+        what = " ".join(field(str(data.get(key) or "")) for key in ("kind", "path")).strip()
         self._notice(
             f"session {self.session} is waiting for your approval ({what}): answer here "
             f"or with `harness approve {self.session}`",

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from coding_harness.client.render.history import print_history
-from coding_harness.client.render.sanitize import one_line, visible
+from coding_harness.client.render.sanitize import field, one_line, visible
 from coding_harness.client.render.style import Style
 from coding_harness.client.repl.map_command import USAGE as MAP_USAGE
 from coding_harness.client.repl.map_command import MapCommand
@@ -104,8 +104,8 @@ class _AgentCommands:
             return
         width = max(len(skill["name"]) for skill in found) + 1
         for skill in found:
-            line = f"/{skill['name']:<{width}} {skill['description']}  [{skill['scope']}]"
-            print(visible(line))
+            name, scope = field(str(skill["name"])), field(str(skill["scope"]))
+            print(f"/{name:<{width}} {field(str(skill['description']))}  [{scope}]")
 
     def _skill(self, name: str, task: str) -> str | None:
         found = self.conn.request(methods.SKILLS_LIST, {"session": self.session})["skills"]

@@ -6,9 +6,11 @@ how to get past that), over the REPL's own connection.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from coding_harness.client.commands.undo import show_checkpoints, show_undo
+from coding_harness.client.render.style import Style
 from coding_harness.client.repl.session_command import SessionCommand
 from coding_harness.protocol import methods
 
@@ -30,4 +32,4 @@ class UndoCommands(SessionCommand):
 
     def checkpoints(self, _: str) -> None:
         listing = self.conn.request(methods.SESSION_CHECKPOINTS, {"session": self.session})
-        show_checkpoints(listing, self.session)
+        show_checkpoints(listing, self.session, Style(sys.stdout))

@@ -16,8 +16,9 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import BinaryIO, NoReturn
+from typing import BinaryIO, NoReturn, cast
 
+from coding_harness.client.render.sanitize import VisibleBytesWriter
 from coding_harness.protocol import discovery, exit_codes, paths
 
 DEFAULT_LINES = 50
@@ -54,7 +55,7 @@ def main(argv: list[str]) -> int:
         return exit_codes.MODEL_ERROR
     # One measured end for both: the tail stops there and the follow starts there.
     end = _identity(path)[1] or 0
-    out = sys.stdout.buffer
+    out = cast(BinaryIO, VisibleBytesWriter(sys.stdout.buffer))  # log lines quote workspaces
     out.writelines(tail(path, args.lines, end=end))
     out.flush()
     if args.follow:

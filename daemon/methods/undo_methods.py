@@ -60,10 +60,15 @@ async def session_checkpoints(
 ) -> dict[str, Any]:
     target = session_of(parts, session)
     turns: dict[str, dict[str, Any]] = {}
-    for row in parts.store().checkpoints.of_session(target.id):
+    checkpoints = parts.store().checkpoints
+    for row in checkpoints.of_session(target.id):
         entry = turns.setdefault(row.turn, {"turn": row.turn, "at": row.at, "files": []})
         entry["files"].append(row.path)
-    return {"session": target.id, "checkpoints": list(turns.values())}
+    return {
+        "session": target.id,
+        "checkpoints": list(turns.values()),
+        "dropped": checkpoints.dropped(target.id),  # turns the store's cap dropped
+    }
 
 
 HANDLERS: dict[str, Handler] = {

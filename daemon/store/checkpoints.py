@@ -7,8 +7,14 @@ database: written, fsynced and renamed into place before the write goes on), or
 the fact that there was no file, with one row per session, turn and path. A
 later write of the same path in the same turn only updates the row's `after`
 digest (what the agent left there), which undo compares with the disk to find
-someone else's change. Rows and blobs follow the sessions' retention; past
-`CAP_BYTES` of blobs the oldest checkpoints go first.
+someone else's change. Rows and blobs follow the sessions' retention. The store
+is shared by every project; past its cap (`CAP_BYTES` unless the store is given
+another) the project that holds the most gives up its own oldest turns first
+(`checkpoint_cap.py`), and each turn dropped is recorded until its session is
+told (`take_dropped`: a notice at the session's next write or turn) and named in
+its listing. A file is read for a checkpoint by `workspace_read` (no symlink, no
+more than the limit whatever its size said) and a blob is checked against its
+digest when read back.
 """
 
 from __future__ import annotations
@@ -17,17 +23,19 @@ import contextlib
 import hashlib
 import logging
 import sqlite3
-import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from coding_harness.daemon.store.checkpoint_cap import Held, turns_to_drop
+from coding_harness.daemon.store.workspace_read import read_regular
 from coding_harness.daemon.tools.edit.writes import replace_bytes
 
 log = logging.getLogger(__name__)
 
 BLOB_LIMIT = 16_000_000  # the largest file an edit tool writes (writes.MAX_EDIT_BYTES)
-CAP_BYTES = 512 * 1024 * 1024  # all blobs together; the oldest checkpoints go past it
+CAP_BYTES = 512 * 1024 * 1024  # all blobs together; the biggest project's oldest go past it
+LOW_WATER = 0.9  # once over the cap, turns go until the blobs hold this share of it
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -38,7 +46,14 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 );
 -- what the model is told at the start of the session's next turn (after an undo)
 CREATE TABLE IF NOT EXISTS turn_notes_pending (session_id TEXT PRIMARY KEY, note TEXT NOT NULL);
+-- turns whose checkpoints the cap dropped; told: the session was given a notice
+CREATE TABLE IF NOT EXISTS checkpoints_dropped (
+    session_id TEXT NOT NULL, turn TEXT NOT NULL, at REAL NOT NULL,
+    told INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, turn)
+);
 """
+# Columns added since the first schema: (name, declaration).
+ADDED_COLUMNS = (("project", "TEXT NOT NULL DEFAULT ''"), ("size", "INTEGER"))
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)
@@ -60,11 +75,13 @@ def sha256(data: bytes | None) -> str | None:
 
 
 class CheckpointStore:
-    def __init__(self, db: sqlite3.Connection, folder: Path) -> None:
+    def __init__(self, db: sqlite3.Connection, folder: Path, *, cap_bytes: int = CAP_BYTES) -> None:
         self._db = db
         self.folder = folder
+        self.cap_bytes = cap_bytes
         self._blob_bytes: int | None = None  # all blobs' size, counted once, then kept up
         db.executescript(SCHEMA)
+        _add_columns(db)
 
     # -- taking ----------------------------------------------------------
     def take(self, session: str, turn: str, root: Path, rel: str, after: str | None) -> bool:
@@ -72,8 +89,8 @@ class CheckpointStore:
         `after` digest changes); True when a new checkpoint was taken."""
         if self._kept_already(session, turn, rel, after):
             return False
-        data, mode = read_state(root / rel)
-        self._insert(session, turn, rel, data, mode, after, restorable=True)
+        data, mode = read_state(root, rel)
+        self._insert(session, turn, str(root), rel, data, mode, after, restorable=True)
         return True
 
     def take_from(
@@ -85,13 +102,15 @@ class CheckpointStore:
         mode: int | None,
         after: str | None,
         *,
+        project: str,
         restorable: bool = True,
     ) -> bool:
-        """Keep `rel` as it was before a command changed it (`before`, None: no file);
-        a path this turn kept already only gets its new `after`. True when new."""
+        """Keep `rel` of `project` (the workspace) as it was before a command changed
+        it (`before`, None: no file); a path this turn kept already only gets its new
+        `after`. True when new."""
         if self._kept_already(session, turn, rel, after):
             return False
-        self._insert(session, turn, rel, before, mode, after, restorable=restorable)
+        self._insert(session, turn, project, rel, before, mode, after, restorable=restorable)
         return True
 
     def _kept_already(self, session: str, turn: str, rel: str, after: str | None) -> bool:
@@ -113,6 +132,7 @@ class CheckpointStore:
         self,
         session: str,
         turn: str,
+        project: str,
         rel: str,
         data: bytes | None,
         mode: int | None,
@@ -121,11 +141,23 @@ class CheckpointStore:
         restorable: bool,
     ) -> None:
         blob = self.save_blob(data) if data is not None else None
+        size = len(data) if data is not None else 0
         with self._db:
             self._db.execute(
                 "INSERT INTO checkpoints (session_id, turn, path, before_blob, before_mode,"
-                " after, at, restorable) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (session, turn, rel, blob, mode, after, time.time(), int(restorable)),
+                " after, at, restorable, project, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session,
+                    turn,
+                    rel,
+                    blob,
+                    mode,
+                    after,
+                    time.time(),
+                    int(restorable),
+                    project,
+                    size,
+                ),
             )
         self._keep_under_cap()
 
@@ -145,7 +177,11 @@ class CheckpointStore:
         return self.folder / digest[:2] / digest
 
     def read_blob(self, digest: str) -> bytes:
-        return self.blob_path(digest).read_bytes()
+        """The blob's bytes, checked against its name: a damaged blob raises OSError."""
+        data = self.blob_path(digest).read_bytes()
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise OSError(f"checkpoint blob {digest[:12]} is damaged")
+        return data
 
     # -- reading ---------------------------------------------------------
     def of_session(self, session: str, *, undone: bool = False) -> list[Checkpoint]:
@@ -191,7 +227,7 @@ class CheckpointStore:
     # -- forgetting ------------------------------------------------------
     def forget_sessions(self, sessions: list[str]) -> None:
         with self._db:
-            for table in ("checkpoints", "turn_notes_pending"):
+            for table in ("checkpoints", "turn_notes_pending", "checkpoints_dropped"):
                 self._db.executemany(
                     f"DELETE FROM {table} WHERE session_id = ?", [(s,) for s in sessions]
                 )
@@ -211,26 +247,84 @@ class CheckpointStore:
     def _keep_under_cap(self) -> None:
         if self._blob_bytes is None:
             self._blob_bytes = sum(p.stat().st_size for p in self.folder.glob("??/*"))
-        if self._blob_bytes <= CAP_BYTES:
+        if self._blob_bytes <= self.cap_bytes:
             return
-        oldest = self._db.execute(
-            "SELECT session_id, turn FROM checkpoints GROUP BY session_id, turn ORDER BY MIN(at)"
-        ).fetchall()
-        for session, turn in oldest[: max(1, len(oldest) // 10)]:
-            log.info("checkpoints over %d bytes: dropping %s %s", CAP_BYTES, session, turn)
-            with self._db:
+        rows = [
+            Held(project=p, session=s, turn=t, blob=b, size=self._size(b, size))
+            for p, s, t, b, size in self._db.execute(
+                "SELECT project, session_id, turn, before_blob, size FROM checkpoints"
+                " ORDER BY at, rowid"
+            )
+        ]
+        target = int(self.cap_bytes * LOW_WATER)
+        dropped = turns_to_drop(rows, self._blob_bytes, target)
+        now = time.time()
+        with self._db:
+            for session, turn in dropped:
+                log.info("checkpoints over %d bytes: dropping %s %s", self.cap_bytes, session, turn)
                 self._db.execute(
                     "DELETE FROM checkpoints WHERE session_id = ? AND turn = ?", (session, turn)
                 )
+                self._db.execute(
+                    "INSERT OR IGNORE INTO checkpoints_dropped (session_id, turn, at)"
+                    " VALUES (?, ?, ?)",
+                    (session, turn, now),
+                )
         self.remove_unused_blobs()
 
+    def _size(self, blob: str | None, size: int | None) -> int:
+        """A row's blob size: as recorded, or (a row from before sizes were) on disk."""
+        if blob is None:
+            return 0
+        if size is not None:
+            return size
+        try:
+            return self.blob_path(blob).stat().st_size
+        except OSError:
+            return 0
 
-def read_state(path: Path) -> tuple[bytes | None, int | None]:
-    """A file's bytes and permission bits, or (None, None) when there is none."""
-    try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return None, None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > BLOB_LIMIT:
-        raise OSError(f"{path} is not a regular file an edit could write")
-    return path.read_bytes(), stat.S_IMODE(info.st_mode)
+    def take_dropped(self, session: str) -> list[str]:
+        """The session's turns whose checkpoints the cap dropped and it was not told of
+        yet, oldest first; from now on they count as told."""
+        turns = self.dropped(session, untold=True)
+        if turns:
+            with self._db:
+                self._db.execute(
+                    "UPDATE checkpoints_dropped SET told = 1 WHERE session_id = ?", (session,)
+                )
+        return turns
+
+    def dropped(self, session: str, *, untold: bool = False) -> list[str]:
+        """The session's turns whose checkpoints the cap dropped, oldest first."""
+        rows = self._db.execute(
+            "SELECT turn FROM checkpoints_dropped WHERE session_id = ? AND (told = 0 OR ?)"
+            " ORDER BY at, rowid",
+            (session, int(not untold)),
+        )
+        return [str(turn) for (turn,) in rows]
+
+
+def _add_columns(db: sqlite3.Connection) -> None:
+    """Bring a checkpoints table from an older daemon up to the columns it has now;
+    its rows' project is their session's folder where the sessions table knows it."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(checkpoints)")}
+    missing = [(name, kind) for name, kind in ADDED_COLUMNS if name not in have]
+    if not missing:
+        return
+    with db:
+        for name, kind in missing:
+            db.execute(f"ALTER TABLE checkpoints ADD COLUMN {name} {kind}")
+        if "project" in dict(missing):
+            with contextlib.suppress(sqlite3.OperationalError):  # no sessions table
+                db.execute(
+                    "UPDATE checkpoints SET project = COALESCE("
+                    "(SELECT cwd FROM sessions WHERE sessions.id = session_id), '')"
+                )
+
+
+def read_state(root: Path, rel: str) -> tuple[bytes | None, int | None]:
+    """The bytes and permission bits of `rel` in the workspace `root`, or (None, None)
+    when there is no file; OSError for anything an edit could not have written (a
+    symlink, no regular file, past BLOB_LIMIT, a folder that leads out)."""
+    found = read_regular(root, rel, BLOB_LIMIT)
+    return (None, None) if found is None else found

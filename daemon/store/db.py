@@ -22,7 +22,7 @@ from typing import Any
 
 from coding_harness.daemon.context.notes_curator import Note, Redact
 from coding_harness.daemon.store.backlog import Listener, StoreWriter, Write
-from coding_harness.daemon.store.checkpoints import CheckpointStore
+from coding_harness.daemon.store.checkpoints import CAP_BYTES, CheckpointStore
 from coding_harness.daemon.store.notes import add_notes, migrate_notes, read_notes, remove_notes
 from coding_harness.daemon.store.open_db import open_database
 from coding_harness.daemon.store.rows import (
@@ -71,12 +71,14 @@ class Store:
     """The session store. Writes never raise for the disk's sake: they return (or
     swallow) False, and the listener hears which sessions' history is not saved."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, checkpoint_cap: int = CAP_BYTES) -> None:
         self.path = path
         self._db, self.notice = open_database(path)
         migrate_notes(self._db)
         self._writer = StoreWriter(self._db, path.parent)
-        self.checkpoints = CheckpointStore(self._db, path.parent / "checkpoints")
+        self.checkpoints = CheckpointStore(
+            self._db, path.parent / "checkpoints", cap_bytes=checkpoint_cap
+        )
 
     @property
     def problem(self) -> str | None:

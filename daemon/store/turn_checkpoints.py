@@ -8,13 +8,18 @@ the edit tools, whose applied edits are followed by `make check`) comes between
 looks at the workspace (`workspace_snapshot.py`), taken in a worker thread so
 the daemon's other clients are not held up; every file that changed between the
 two is kept as it was before. A file that cannot
-be kept is named in a notice: that change cannot be undone.
+be kept is named in a notice: that change cannot be undone. So are turns of this
+session whose checkpoints the store's cap dropped (`checkpoints.take_dropped`):
+the session hears of them at its next turn's first event or write, whichever
+project's writes pushed the store over. File names are quoted in notices
+(`quoted`), so a name cannot start a line of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import sqlite3
 from pathlib import Path
@@ -22,6 +27,7 @@ from pathlib import Path
 from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.checkpoints import BLOB_LIMIT
+from coding_harness.daemon.store.workspace_read import NotReadable, read_regular
 from coding_harness.daemon.store.workspace_snapshot import (
     TOO_LARGE,
     Change,
@@ -43,11 +49,15 @@ class TurnCheckpoints:
         self._turn = turn
         self._snapshot: WorkspaceSnapshot | None = None
         self._before: dict[str, Seen] | None = None
+        self._asked_dropped = False  # whether this turn asked for dropped turns yet
 
     def before_event(self, kind: str, data: JSONObject) -> None:
         """Called before the event is published (and before the write it announces)."""
         if self._session.store is None:
             return
+        if not self._asked_dropped:
+            self._asked_dropped = True
+            self._tell_dropped()
         if kind == WRITE_EVENT and data.get("phase") == STARTED:
             after = data.get("after")
             self._write(str(data.get("path", "")), after if isinstance(after, str) else None)
@@ -65,6 +75,7 @@ class TurnCheckpoints:
             return
         if taken:
             self._announce([rel])
+        self._tell_dropped()
 
     async def look_before(self) -> None:
         if self._session.store is None:
@@ -83,12 +94,14 @@ class TurnCheckpoints:
         kept = [change.path for change in changes if await self._command_change(change)]
         if kept:
             self._announce(kept)
+        if changes:
+            self._tell_dropped()
 
     async def _command_change(self, change: Change) -> bool:
         store = self._session.store
         assert store is not None
         try:
-            after = await asyncio.to_thread(_digest_of, self._session.cwd / change.path)
+            after = await asyncio.to_thread(_digest_of, self._session.cwd, change.path)
         except OSError as exc:
             self._not_kept(change.path, exc)
             return False
@@ -102,6 +115,7 @@ class TurnCheckpoints:
                 before,
                 change.mode,
                 after,
+                project=str(self._session.cwd),
                 restorable=restorable,
             )
         except (OSError, sqlite3.Error) as exc:
@@ -112,16 +126,41 @@ class TurnCheckpoints:
         self._session.emit(EventKind.CHECKPOINT, {"turn": self._turn, "files": files})
 
     def _not_kept(self, rel: str, exc: BaseException) -> None:
-        log.warning("no checkpoint of %s: %s", rel, exc)
-        message = f"{rel} could not be checkpointed ({exc}); this change cannot be undone"
+        log.warning("no checkpoint of %r: %s", rel, exc)
+        message = f"{quoted(rel)} could not be checkpointed ({exc}); this change cannot be undone"
         self._session.emit(EventKind.NOTICE, {"message": message})
 
+    def _tell_dropped(self) -> None:
+        """A notice naming this session's turns whose checkpoints the cap dropped."""
+        store = self._session.store
+        if store is None:
+            return
+        try:
+            turns = store.checkpoints.take_dropped(self._session.id)
+        except sqlite3.Error as exc:
+            log.warning("dropped checkpoints could not be read (%s)", exc)
+            return
+        if turns:
+            cap = store.checkpoints.cap_bytes
+            shown = f"{cap // 2**20} MiB" if cap >= 2**20 else f"{cap:,} bytes"
+            message = (
+                f"the checkpoint store went over its cap ({shown}): the checkpoints of "
+                f"turn {', '.join(turns)} were dropped; `harness undo` cannot put back "
+                "what those turns changed"
+            )
+            self._session.emit(EventKind.NOTICE, {"message": message})
 
-def _digest_of(path: Path) -> str | None:
-    """The file's SHA-256 (None: no file; "": too large to read for it)."""
+
+def quoted(name: str) -> str:
+    """A file name as JSON quotes it: a newline or escape in it stays on this line."""
+    return json.dumps(name, ensure_ascii=False)
+
+
+def _digest_of(root: Path, rel: str) -> str | None:
+    """The file's SHA-256 (None: no file; "": too large, or nothing a checkpoint reads:
+    a symlink, a FIFO; undo then refuses to write over it without --force)."""
     try:
-        if path.lstat().st_size > BLOB_LIMIT:
-            return ""
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return None
+        found = read_regular(root, rel, BLOB_LIMIT)
+    except NotReadable:
+        return ""
+    return None if found is None else hashlib.sha256(found[0]).hexdigest()

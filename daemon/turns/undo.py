@@ -8,13 +8,18 @@ or no file at all), but only when the disk still holds what the agent's last
 write left there: a file someone else changed since is skipped, naming why,
 unless `force`. What is put back is itself checkpointed as the turn `undo-N`, so
 an undo can be undone. A path that leads out of the workspace now (a folder
-swapped for a symlink) is never written. The conversation gets a note for the
-next turn, so the model does not assume its edits are still there.
+swapped for a symlink) is never written, and files are read without following
+a symlink (`store/workspace_read.py`). The conversation gets a note for the
+next turn, so the model does not assume its edits are still there; the file
+names in it are JSON-quoted, so a name holding a newline or an escape cannot
+start a line of its own in the model's next message. A turn whose checkpoints
+the store's cap dropped is named as such.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +52,7 @@ class UndoResult:
 
     def note(self) -> str:
         """What the model is told at the start of its next turn."""
-        files = ", ".join(self.restored)
+        files = ", ".join(json.dumps(path, ensure_ascii=False) for path in self.restored)
         return (
             f"[Note: the user undid the file changes of turn {self.turn} and later turns: "
             f"{files} are back as they were before; your edits to them are gone.]\n\n"
@@ -59,6 +64,12 @@ def undo(
 ) -> UndoResult:
     rows = checkpoints.of_session(session)
     order = list(dict.fromkeys(row.turn for row in rows))
+    dropped = checkpoints.dropped(session)
+    if turn in dropped or (not order and dropped):
+        raise NothingToUndo(
+            f"the checkpoints of turn {turn or ', '.join(dropped)} were dropped when the "
+            "checkpoint store went over its cap: that turn cannot be undone"
+        )
     if not order:
         raise NothingToUndo("nothing to undo: no turn of this session wrote a file")
     agent_turns = [t for t in order if not t.startswith(UNDO_PREFIX)]
@@ -101,14 +112,18 @@ def _put_back(
         result.skipped.append({"path": path, "reason": "it now leads out of the workspace"})
         return
     try:
-        current, _mode = read_state(target)
+        current, _mode = read_state(root, path)
     except OSError as exc:
         result.skipped.append({"path": path, "reason": f"cannot be read now: {exc}"})
         return
     if sha256(current) != expected and not force:
         result.skipped.append({"path": path, "reason": CHANGED})
         return
-    old = checkpoints.read_blob(first.blob) if first.blob is not None else None
+    try:
+        old = checkpoints.read_blob(first.blob) if first.blob is not None else None
+    except OSError as exc:
+        result.skipped.append({"path": path, "reason": f"its checkpoint cannot be read: {exc}"})
+        return
     checkpoints.take(first.session, result.undo_turn, root, path, after=sha256(old))
     _restore(target, old, first.mode)
     result.restored.append(path)
