@@ -6,10 +6,20 @@ where requests go, which key they carry or what runs: the patterns in
 `SAFE_KEYS`. Every other key, including any added in a later version, waits
 until the user runs `harness trust` in the project.
 
-Trust is a JSON object in the state folder, `{real path of the file: sha256
-of its bytes}`; any change to the file changes the digest and so revokes it.
-The daemon reads the store, `harness trust` writes it; both go through this
-module (standard library only).
+Trust binds three things: the workspace (its real path), the file's name in
+it and the SHA-256 of its bytes. The store is a JSON object in the state
+folder, `{real path of the workspace: {file name: sha256}}`; any change to the
+file changes the digest and so revokes it, and trusting one workspace never
+trusts another, even a copy with the same bytes. A project file that is a
+symbolic link is never trusted (`project_files.py` refuses to read one): a
+link to a file the user trusted elsewhere must not carry that trust here.
+The store before this (`trusted_projects.json`, keyed by the real path of the
+file, so a link carried its target's trust) is not read: such a project is
+asked about again. The daemon reads the store, `harness trust` writes it; both
+go through this module (standard library only).
+
+Keys of `USER_ONLY_KEYS` are the user's switches: a project file's are
+ignored, trusted or not.
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ from typing import Any
 from coding_harness.protocol import paths
 from coding_harness.protocol.config_files import parse_json
 
-STORE_NAME = "trusted_projects.json"
+STORE_NAME = "trusted_workspaces.json"
 ANY = "*"
 
 # Key paths a project file may set without trust; a pattern covers its subtree.
@@ -43,8 +53,12 @@ SAFE_KEYS: tuple[tuple[str, ...], ...] = (
     ("agent", "command_timeout"),
     ("quiet",),
     ("plain",),
-    ("debug",),
 )
+
+# Key paths only the user's own files (global, legacy), flags and commands may set:
+# a project file's are dropped, trusted or not. `debug` writes the raw exchanges,
+# every file the model read included, to disk.
+USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (("debug",),)
 
 KeyPath = tuple[str, ...]
 
@@ -114,31 +128,84 @@ def _lookup(data: Mapping[str, Any], path: KeyPath) -> Any:
     return node
 
 
-def load(store: Path) -> dict[str, str]:
-    """The recorded digests; a missing or unreadable store trusts nothing."""
+Entries = dict[str, dict[str, str]]
+
+
+def load(store: Path) -> Entries:
+    """The recorded digests by workspace and file name; a missing or unreadable store
+    trusts nothing."""
     try:
         data = parse_json(store.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
         return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+    return {
+        folder: {n: d for n, d in files.items() if isinstance(n, str) and isinstance(d, str)}
+        for folder, files in data.items()
+        if isinstance(folder, str) and isinstance(files, dict)
+    }
+
+
+def _place(config_file: Path) -> tuple[str, str]:
+    """(the workspace's real path, the file's name in it)."""
+    return os.path.realpath(config_file.parent), config_file.name
 
 
 def is_trusted(store: Path, config_file: Path, data: bytes) -> bool:
-    """True when `data`, the bytes of `config_file`, are what the user trusted."""
-    return load(store).get(os.path.realpath(config_file)) == digest(data)
+    """True when `data`, the bytes of `config_file`, are what the user trusted for this
+    file of this workspace; never for a file that is a symbolic link."""
+    if config_file.is_symlink():
+        return False
+    folder, name = _place(config_file)
+    return load(store).get(folder, {}).get(name) == digest(data)
 
 
 def record(store: Path, config_file: Path, data: bytes | None) -> None:
-    """Trust `data` for `config_file`, or with None forget the file."""
+    """Trust `data` for `config_file` in its workspace, or with None forget the file.
+    `ValueError` for a symbolic link: its target's bytes are not this workspace's file."""
+    if data is not None and config_file.is_symlink():
+        raise ValueError(f"{config_file} is a symbolic link; a link is never trusted")
     entries = load(store)
-    key = os.path.realpath(config_file)
+    folder, name = _place(config_file)
+    files = entries.setdefault(folder, {})
     if data is None:
-        entries.pop(key, None)
+        files.pop(name, None)
     else:
-        entries[key] = digest(data)
+        files[name] = digest(data)
+    if not files:
+        del entries[folder]
     _write_private(store, json.dumps(entries, indent=1, sort_keys=True) + "\n")
+
+
+def user_only(path: KeyPath) -> bool:
+    """Whether `path` lies under a key of USER_ONLY_KEYS."""
+    return any(_covers(pattern, path) for pattern in USER_ONLY_KEYS)
+
+
+def drop_user_only(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[KeyPath]]:
+    """(`data` without the user-only keys, the key paths dropped); `data` is left as is."""
+    kept = dict(data)
+    dropped = [pattern for pattern in USER_ONLY_KEYS if _remove(kept, pattern)]
+    return kept, dropped
+
+
+def _remove(node: dict[str, Any], path: KeyPath) -> bool:
+    """Remove `path` from `node`, copying the objects along it; whether it was there."""
+    head, rest = path[0], path[1:]
+    if head not in node:
+        return False
+    if not rest:
+        del node[head]
+        return True
+    child = node[head]
+    if not isinstance(child, Mapping):
+        return False
+    copied = dict(child)
+    if not _remove(copied, rest):
+        return False
+    node[head] = copied
+    return True
 
 
 def _write_private(target: Path, text: str) -> None:

@@ -7,8 +7,11 @@ and every MCP server `.mcp.json` names, each with the command it runs or the URL
 it reaches (all wait for trust: a server is a program run on this machine);
 then asks once for both. Either file may be absent; one already trusted as it
 is now is not asked about again. At a terminal it prompts; from a pipe it reads
-the answer as a line. Trust is recorded in the state folder as each file's
-SHA-256, so any later change to a file revokes it; `--revoke` forgets both.
+the answer as a line. Trust is recorded in the state folder for this folder,
+each file's name and its SHA-256, so any later change to a file revokes it, and
+no other folder shares it; `--revoke` forgets both. A file that is a symbolic
+link is refused, never read or trusted: it must be a regular file here. Keys
+only the user sets (`debug`) are shown as ignored, trusted or not.
 Exit codes: 0 trusted (or already, or revoked with --revoke), 1 not trusted or
 nothing to trust, 5 bad arguments.
 """
@@ -24,11 +27,13 @@ from typing import Any
 from coding_harness.client.render.style import Style, color_wanted
 from coding_harness.protocol import exit_codes, trust
 from coding_harness.protocol.config_files import MCP_CONFIG_NAME, PROJECT_CONFIG_NAME, parse_json
+from coding_harness.protocol.project_files import ProjectFileRefused, read_project_file
 
 USAGE = "usage: harness trust [-y|--yes] [--revoke]   (in the project folder)"
 NOT_TRUSTED = 1
 VALUE_PREVIEW = 80
 NEEDS_TRUST = "   <- needs trust"
+USER_ONLY = "   <- ignored: only your own config sets it"
 
 
 def main(argv: list[str]) -> int:
@@ -88,9 +93,15 @@ def _review(files: list[Path], store: Path, style: Style, *, asked: bool) -> int
 
 def _load(path: Path, style: Style) -> tuple[dict[str, Any], bytes] | None:
     try:
-        raw = path.read_bytes()
+        raw = read_project_file(path, limit=None)
+    except ProjectFileRefused as exc:
+        style.line(f"harness trust: {exc}", "red")
+        return None
     except OSError as exc:
         style.line(f"harness trust: cannot read {path} ({exc.strerror})", "red")
+        return None
+    if raw is None:
+        style.line(f"harness trust: {path} is gone; nothing to trust", "red")
         return None
     try:
         data = parse_json(raw.decode("utf-8"))
@@ -107,7 +118,9 @@ def _show(path: Path, data: dict[str, Any], style: Style) -> None:
     keys = list(trust.leaf_paths(data))
     style.line(f"{path} sets {len(keys)} key(s):", "bold")
     for key in keys:
-        if trust.needs_trust(key):  # what is trusted is shown whole: nothing past a cut
+        if trust.user_only(key):
+            style.line(f"  {'.'.join(key)} = {_preview(_at(data, key))}{USER_ONLY}", "dim")
+        elif trust.needs_trust(key):  # what is trusted is shown whole: nothing past a cut
             value = json.dumps(_at(data, key), ensure_ascii=False)
             style.line(f"  {'.'.join(key)} = {value}{NEEDS_TRUST}", "yellow")
         else:

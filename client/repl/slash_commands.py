@@ -98,18 +98,27 @@ class _AgentCommands:
         )
 
     def _skills(self, _: str) -> None:
-        found = self.conn.request(methods.SKILLS_LIST, {"session": self.session})["skills"]
+        listing = self.conn.request(methods.SKILLS_LIST, {"session": self.session})
+        found = listing["skills"]
         if not found:
             self.style.line("no skills: add one as ~/.agents/skills/NAME/SKILL.md", "dim")
-            return
-        width = max(len(skill["name"]) for skill in found) + 1
+        width = max((len(skill["name"]) for skill in found), default=0) + 1
         for skill in found:
             name, scope = field(str(skill["name"])), field(str(skill["scope"]))
             print(f"/{name:<{width}} {field(str(skill['description']))}  [{scope}]")
+        self._say_hidden(listing.get("hidden") or [])
+
+    def _say_hidden(self, hidden: list[dict[str, Any]], name: str | None = None) -> None:
+        """One line per hidden skill folder (of `name` only, when given), with why."""
+        for skill in hidden:
+            if name is None or skill.get("name") == name:
+                said = f"{skill.get('scope')} skill {field(str(skill.get('path')))} hidden"
+                self.style.line(f"{said}: {field(str(skill.get('reason')))}", "yellow")
 
     def _skill(self, name: str, task: str) -> str | None:
-        found = self.conn.request(methods.SKILLS_LIST, {"session": self.session})["skills"]
-        if name[1:] not in {skill["name"] for skill in found}:
+        listing = self.conn.request(methods.SKILLS_LIST, {"session": self.session})
+        self._say_hidden(listing.get("hidden") or [], name[1:])
+        if name[1:] not in {skill["name"] for skill in listing["skills"]}:
             self.style.line(f"unknown command {name}; /help lists them", "yellow")
             return None
         self.run_turn(task or name, {"skill": name[1:]})

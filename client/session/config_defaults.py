@@ -3,8 +3,11 @@
 The client reads them itself, before it reaches the daemon, since `plain`
 decides how even "cannot reach the daemon" is printed. The files and their
 order are the daemon's (`protocol.config_files`): the global file, the
-project's file in the workspace folder (these keys are allowed there without
-`harness trust`), then the legacy file; the last file that sets a key wins.
+project's file in the workspace folder (`quiet` and `plain` are allowed there
+without `harness trust`; `debug` never is, trusted or not: the debug log is the
+user's switch, `protocol.trust.USER_ONLY_KEYS`; a project file that is a
+symbolic link is not read at all), then the legacy file; the last file that
+sets a key wins.
 A key set to anything but true or false is skipped here (the daemon reports
 it as a config problem when the session starts), and so is a file that cannot
 be read. The flags only turn these on: a key set to true cannot be undone
@@ -25,8 +28,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from coding_harness.client.args import OneShotOptions
+from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import (
     DISCOVERY_KEY_VARIABLES,
+    PROJECT_CONFIG_NAME,
     SEARCH_KEY_VARIABLES,
     global_config,
     legacy_config,
@@ -34,6 +39,7 @@ from coding_harness.protocol.config_files import (
     profile_key_names,
     project_config,
 )
+from coding_harness.protocol.project_files import ProjectFileRefused, read_project_file
 
 KEYS = ("quiet", "plain", "debug")
 # A config file larger than this is not one anybody wrote by hand; the daemon says so.
@@ -80,6 +86,8 @@ def _read_files(home: Path, cwd: Path) -> tuple[dict[str, bool], list[str]]:
         present = present or path.is_file()
         data = _read(path)
         for key in KEYS:
+            if not users_own and trust.user_only((key,)):
+                continue
             value = data.get(key)
             if isinstance(value, bool):
                 found[key] = value
@@ -92,12 +100,16 @@ def _read_files(home: Path, cwd: Path) -> tuple[dict[str, bool], list[str]]:
 
 
 def _read(path: Path) -> dict[str, object]:
+    """One file's object; the project's only as a regular file (`read_project_file`)."""
     try:
-        with path.open("rb") as file:
-            raw = file.read(_READ_LIMIT + 1)
-    except OSError:
+        if path.name == PROJECT_CONFIG_NAME:
+            raw = read_project_file(path, _READ_LIMIT)
+        else:
+            with path.open("rb") as file:
+                raw = file.read(_READ_LIMIT + 1)
+    except (OSError, ProjectFileRefused):
         return {}
-    if len(raw) > _READ_LIMIT:
+    if raw is None or len(raw) > _READ_LIMIT:
         return {}
     try:
         data = parse_json(raw.decode("utf-8"))

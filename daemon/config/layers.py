@@ -1,8 +1,10 @@
 """The config files as layers: read, gated by trust, put in order.
 
 `assemble` reads `~/.coding_harness.json`, the project's
-`.local_coding_harness.json` (keeping, until the user trusts it, only what
-`protocol.trust.split` allows) and the legacy `~/.config/coding-agent/config.json`
+`.local_coding_harness.json` (read only as a regular file in the workspace, never
+through a symbolic link; keeping, until the user trusts it, only what
+`protocol.trust.split` allows, and never the user's own switches of
+`protocol.trust.USER_ONLY_KEYS`) and the legacy `~/.config/coding-agent/config.json`
 (the harness shape, or the flat `provider` / `model` of the Swift port), and
 adds the built-in `local` profile below them when no file declares a provider.
 With no file at all, what first-run discovery found (`discovered_layer`) lies over
@@ -26,6 +28,7 @@ from coding_harness.protocol.config_files import (
     deep_merge,
     parse_json,
 )
+from coding_harness.protocol.project_files import ProjectFileRefused, read_project_file
 from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER, LOCAL_ENDPOINT
 
 BUILTIN_MODEL = "qwen2.5-coder"
@@ -48,13 +51,19 @@ def config_paths(home: Path, cwd: Path) -> list[Path]:
     return [home / GLOBAL_CONFIG_NAME, cwd / PROJECT_CONFIG_NAME, home / LEGACY_CONFIG_PATH]
 
 
-def _read_layer(path: Path, problems: list[str]) -> Layer | None:
+def _read_layer(path: Path, problems: list[str], *, project: bool = False) -> Layer | None:
+    """One file as a layer; a project's only as a regular file (`read_project_file`)."""
     try:
-        raw = path.read_bytes()
+        raw = read_project_file(path, limit=None) if project else path.read_bytes()
     except FileNotFoundError:
+        return None
+    except ProjectFileRefused as exc:
+        problems.append(str(exc))
         return None
     except OSError as exc:
         problems.append(f"{path}: cannot read ({exc.strerror}); it was ignored")
+        return None
+    if raw is None:
         return None
     try:
         data = parse_json(raw.decode("utf-8"))
@@ -101,16 +110,28 @@ def _has(data: Mapping[str, Any], path: KeyPath) -> bool:
 
 
 def _gate_project(
-    project: Layer | None, known: set[str], store: Path | None, cwd: Path
+    project: Layer | None, known: set[str], store: Path | None, cwd: Path, problems: list[str]
 ) -> tuple[Layer | None, tuple[str, ...]]:
-    """The project layer with the keys that wait for trust removed, and those keys."""
+    """The project layer without the user's own switches and with the keys that wait for
+    trust removed, and those keys."""
     if project is None:
         return None, ()
+    project.data, dropped = trust.drop_user_only(project.data)
+    if dropped:
+        problems.append(_user_only_problem(project.origin, dropped))
     path = cwd / PROJECT_CONFIG_NAME
     if store is not None and trust.is_trusted(store, path, project.raw):
         return project, ()
     project.data, refused = trust.split(project.data, known or {BUILTIN_PROVIDER})
     return project, tuple(".".join(p) for p in refused)
+
+
+def _user_only_problem(origin: str, keys: list[KeyPath]) -> str:
+    shown = ", ".join(".".join(key) for key in keys)
+    return (
+        f"{origin}: {shown} ignored, trusted or not: only you switch this on (its flag or "
+        f"command, or ~/{GLOBAL_CONFIG_NAME}), never a project's file"
+    )
 
 
 def _untrusted_problem(origin: str, keys: tuple[str, ...], cwd: Path) -> str:
@@ -148,7 +169,8 @@ def assemble(
     user = _read_layer(paths[0], problems)
     legacy, legacy_model = _legacy(_read_layer(paths[2], problems), problems)
     known = _names(user, legacy)
-    project, untrusted = _gate_project(_read_layer(paths[1], problems), known, store, cwd)
+    project_layer = _read_layer(paths[1], problems, project=True)
+    project, untrusted = _gate_project(project_layer, known, store, cwd, problems)
     if untrusted and project is not None:
         problems.append(_untrusted_problem(project.origin, untrusted, cwd))
     files = [layer for layer in (user, project) if layer is not None]

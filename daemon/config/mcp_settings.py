@@ -14,7 +14,11 @@ it: `approve` ("always", "never", or the tools that need no approval), `start`
 ("lazy": at the first turn that uses it, or "eager": at daemon start, user
 servers only), `idle_seconds` and `call_timeout`. `${VAR}` in `args`, `env`,
 `url` and `headers` is replaced by the daemon's environment variable (empty
-when unset). A bad entry is reported, naming its file and key, and left out.
+when unset). A project's entry (scope "project") may not read a variable the
+session treats as a secret (a provider's or search key, a name with KEY,
+TOKEN, SECRET..., a URL with a password: `security.secrets`), through `${VAR}`
+or `bearer_token_env`: a server that needs one belongs in the user's own file.
+A bad entry is reported, naming its file and key, and left out.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.config.profiles import ConfigError, OriginOf, bad
+from coding_harness.daemon.security.secrets import collect_secrets
 
 APPROVE_ALWAYS = "always"
 APPROVE_NEVER = "never"
@@ -101,9 +106,10 @@ def parse_servers(
     guarded: frozenset[str] = frozenset(),
 ) -> dict[str, McpServerSpec]:
     """The servers of one `mcp_servers` (or `mcpServers`) object; bad entries reported.
-    Outside the user's own file (`scope` other than "user"), `${VAR}` may not name a
-    variable of `guarded` (the keys the harness keeps: a project's server must not be
-    handed the user's model key)."""
+    Outside the user's own file (`scope` other than "user"), `${VAR}` and
+    `bearer_token_env` may not name a variable of `guarded` (the keys the harness
+    keeps) nor any other the session treats as a secret: a project's server must not
+    be handed the user's model key, nor their GITHUB_TOKEN."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
@@ -161,24 +167,30 @@ def parse_server(
     else:
         fields.update(_http(url, entry, origin_of, path))
     fields.update(_policy(entry, origin_of, path))
-    _expand_fields(fields, guarded if scope != "user" else frozenset(), origin_of, path)
+    _expand_fields(fields, guarded if scope != "user" else None, origin_of, path)
     if url is not None and not re.match(r"https?://[^/\s]+", fields["url"]):
         raise bad(origin_of, (*path, "url"), "must be an http:// or https:// address")
     return McpServerSpec(**fields)
 
 
 def _expand_fields(
-    fields: dict[str, Any], guarded: frozenset[str], origin_of: OriginOf, path: tuple[str, ...]
+    fields: dict[str, Any],
+    guard: frozenset[str] | None,
+    origin_of: OriginOf,
+    path: tuple[str, ...],
 ) -> None:
-    """`${VAR}` in args, env, url and headers replaced by the daemon's variables."""
+    """`${VAR}` in args, env, url and headers replaced by the daemon's variables; with a
+    `guard` (a project's entry: the keys the harness keeps) none that holds a secret."""
 
     def expand(key: str, text: str) -> str:
         for match in _VARIABLE.finditer(text):
-            if match.group(1) in guarded:
-                rule = f"reads ${{{match.group(1)}}}, a key the harness keeps from tools"
-                raise bad(origin_of, (*path, key), rule)
+            if guard is not None and secret_variable(match.group(1), guard):
+                raise bad(origin_of, (*path, key), _secret_rule(f"${{{match.group(1)}}}"))
         return _VARIABLE.sub(lambda m: os.environ.get(m.group(1), ""), text)
 
+    token = fields.get("bearer_token_env")
+    if guard is not None and token is not None and secret_variable(token, guard):
+        raise bad(origin_of, (*path, "bearer_token_env"), _secret_rule(f"${token}"))
     if "args" in fields:
         fields["args"] = tuple(expand("args", arg) for arg in fields["args"])
     for key in ("env", "headers"):
@@ -186,6 +198,20 @@ def _expand_fields(
             fields[key] = tuple((name, expand(key, value)) for name, value in fields[key])
     if fields.get("url") is not None:
         fields["url"] = expand("url", fields["url"])
+
+
+def secret_variable(name: str, guarded: frozenset[str]) -> bool:
+    """Whether the session treats the variable `name` as a secret: one of `guarded`, a
+    search key, a secret-looking name, or a value holding a URL's password."""
+    value = os.environ.get(name, "")
+    return name in collect_secrets(guarded, {name: value}).names
+
+
+def _secret_rule(variable: str) -> str:
+    return (
+        f"reads {variable}, a secret the harness keeps from a project's servers; "
+        f"to hand it to this server, declare the server in your own ~/.coding_harness.json"
+    )
 
 
 def _stdio(

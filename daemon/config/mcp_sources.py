@@ -7,6 +7,8 @@ the project's `.mcp.json`, `mcp_servers` of the project's
 as they are now (`harness trust` records each file's digest); until then the
 loader has already held back the harness file's `mcp_servers`, and
 `.mcp.json` is not even parsed, only named in a problem that says how to trust it.
+Like the harness file, `.mcp.json` is read only as a regular file in the workspace:
+a symbolic link (to a `.mcp.json` trusted elsewhere, say) is refused, never read.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from coding_harness.daemon.config.layers import Layer
 from coding_harness.daemon.config.mcp_settings import McpServerSpec, parse_servers
 from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import MCP_CONFIG_NAME, PROJECT_CONFIG_NAME, parse_json
+from coding_harness.protocol.project_files import ProjectFileRefused, read_project_file
 
 
 def configured_servers(
@@ -62,11 +65,14 @@ def read_mcp_json(
     while the file is not trusted as it is now. The bytes whose trust is checked are the
     bytes parsed: the file is read once."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        raw = read_project_file(path, limit=None)
+    except ProjectFileRefused as exc:
+        problems.append(str(exc))
         return {}
     except OSError as exc:
         problems.append(f"{path}: cannot read ({exc.strerror}); it was ignored")
+        return {}
+    if raw is None:
         return {}
     if trust_store is None or not trust.is_trusted(trust_store, path, raw):
         problems.append(

@@ -37,7 +37,7 @@ from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import AGENT_TOOLS
 from coding_harness.daemon.turns.assemble import session_secrets, turn_system_prompt
-from coding_harness.daemon.turns.skills import find_skills
+from coding_harness.daemon.turns.skills import list_skills
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 
@@ -123,8 +123,13 @@ async def skills_list(
         folder = session_of(parts, session).cwd
     elif cwd is not None:
         folder = workspace_folder(text("cwd", cwd))
-    skills = await asyncio.to_thread(find_skills, parts.home, folder)
-    return {"skills": [skill.to_wire() for skill in skills]}
+    listing = await asyncio.to_thread(list_skills, parts.home, folder)
+    # `hidden`: skill folders not offered (a file leading out, a project skill named like
+    # one of the user's), each with its reason, so the client can say so.
+    return {
+        "skills": [skill.to_wire() for skill in listing.skills],
+        "hidden": [skill.to_wire() for skill in listing.hidden],
+    }
 
 
 HANDLERS: dict[str, Handler] = {

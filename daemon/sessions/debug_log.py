@@ -5,7 +5,10 @@
 sessions have it, for as long as the daemon runs. While it is on, each model
 call of the session writes a request line and a response line
 (`providers/exchanges.py`) to `$XDG_STATE_HOME/coding-harness/debug/SESSION.jsonl`
-(folder 0700, file 0600, appended to). Every string in a line goes through the
+(folder 0700, file 0600, appended to). A log is capped: when a line would take
+it past `MAX_LOG_BYTES` (16 MiB), it is renamed `SESSION.jsonl.1` (replacing the
+one before) and a new one begun, so a session's log never holds more than
+twice the cap on disk. Every string in a line goes through the
 session's `Secrets` (the API keys and secret variables it knows, plain or
 encoded) and the request's own key, so the log holds `[redacted]` where they
 were; the Authorization header is never written at all. A line that cannot be
@@ -18,6 +21,7 @@ import json
 import logging
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,11 @@ log = logging.getLogger(__name__)
 
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
+MAX_LOG_BYTES = 16 * 1024 * 1024
+ROTATED_SUFFIX = ".1"
+# Recorders of one session (its model, its hooks) may write from worker threads: one
+# rotation at a time, so no line lands in a file just renamed away.
+_ROTATING = threading.Lock()
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -45,8 +54,16 @@ def debug_path(session_id: str, env: dict[str, str] | None = None) -> Path:
 class DebugRecorder:
     """Appends redacted JSON lines to one file (an `ExchangeRecorder`)."""
 
-    def __init__(self, path: Path, secrets: Secrets, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        secrets: Secrets,
+        api_key: str | None = None,
+        *,
+        max_bytes: int = MAX_LOG_BYTES,
+    ) -> None:
         self.path = path
+        self.max_bytes = max_bytes
         self._secrets = _with_key(secrets, api_key)
         self._api_key = api_key
         self._failed = False
@@ -54,7 +71,7 @@ class DebugRecorder:
     def write(self, entry: JSONObject) -> None:
         line = json.dumps(self._redact(entry), ensure_ascii=False) + "\n"
         try:
-            _append(self.path, line.encode("utf-8"))
+            _append(self.path, line.encode("utf-8"), self.max_bytes)
         except OSError as exc:
             if not self._failed:
                 log.warning("debug log %s not written: %s", self.path, exc.strerror or exc)
@@ -88,16 +105,26 @@ def _with_key(secrets: Secrets, api_key: str | None) -> Secrets:
     return secrets_from(origins, secrets.names)
 
 
-def _append(path: Path, data: bytes) -> None:
+def _append(path: Path, data: bytes, max_bytes: int) -> None:
+    """Append `data` to `path`; first, when it would pass `max_bytes`, the file is
+    rotated to `path.1` (a line larger than the cap still goes whole to a new file)."""
     path.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     path.parent.chmod(FOLDER_MODE)  # an older folder made with wider rights
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(path, flags, FILE_MODE)
-    try:
-        os.fchmod(fd, FILE_MODE)
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    with _ROTATING:
+        fd = os.open(path, flags, FILE_MODE)
+        try:
+            size = os.fstat(fd).st_size
+            if size and size + len(data) > max_bytes:
+                os.close(fd)
+                fd = -1
+                path.replace(path.with_name(path.name + ROTATED_SUFFIX))
+                fd = os.open(path, flags, FILE_MODE)
+            os.fchmod(fd, FILE_MODE)
+            os.write(fd, data)
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
 
 class DebugSwitches:

@@ -208,10 +208,10 @@ def test_skills_are_listed_and_loaded(
     ]
     assert [(s["name"], s["description"], s["scope"]) for s in listed] == [
         ("deploy", "ship it", "user"),
-        ("review", "project review", "project"),
+        ("review", "user review", "user"),  # a project skill never shadows the user's
     ]
     request = model.requests[0]["messages"][-1]["content"]
-    assert "Project steps." in request and "User review steps." not in request
+    assert "User review steps." in request and "Project steps." not in request
     assert request.endswith("Task: look at calc.py")
 
 

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.sessions.debug_log import MAX_LOG_BYTES
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import run_harness
@@ -113,3 +114,26 @@ def test_the_config_keys_debug_and_quiet_are_defaults_for_the_flags(
     assert result.returncode == 0, result.stderr
     assert "fake · fake-model" not in result.stderr  # quiet: no route line
     assert [e["kind"] for e in _entries(_log_of(result.stderr))] == ["request", "response"]
+
+
+def test_the_log_is_capped_and_rotates_to_dot_1(
+    sandbox: Sandbox, model: FakeModelServer, daemon: subprocess.Popen[bytes]
+) -> None:
+    """A log at its cap (16 MiB) becomes SESSION.jsonl.1 and a new one begins (issue 25,
+    item 6): here the first run's log is padded up to the cap, then a second turn of the
+    same session writes."""
+    _configure(sandbox, model.endpoint)
+    model.add(Reply(content="first"), Reply(content="second"))
+    first = _ask(sandbox, "--debug", "-p", "one")
+    assert first.returncode == 0, first.stderr
+    path = _log_of(first.stderr)
+    with path.open("a") as log:
+        log.write(json.dumps({"kind": "padding", "pad": "p" * (MAX_LOG_BYTES - 200)}) + "\n")
+    session = path.stem
+    second = _ask(sandbox, "--debug", "--session", session, "-p", "two")
+    assert second.returncode == 0, second.stderr
+    rotated = path.with_name(path.name + ".1")
+    assert [e["kind"] for e in _entries(rotated)] == ["request", "response", "padding"]
+    assert [e["kind"] for e in _entries(path)] == ["request", "response"]
+    assert streamed_text(_entries(path)[1]["body"]) == "second"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

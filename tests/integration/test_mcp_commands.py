@@ -119,8 +119,8 @@ def test_trust_records_mcp_json_and_then_the_daemon_lists_its_server(
         accepted = harness(sandbox, "trust", input="y\n")
         assert accepted.returncode == 0, accepted.stderr
         assert f"trusted {mcp_json}" in accepted.stderr
-        store = sandbox.root / "state" / "coding-harness" / "trusted_projects.json"
-        assert str(mcp_json.resolve()) in json.loads(store.read_text())
+        store = sandbox.root / "state" / "coding-harness" / "trusted_workspaces.json"
+        assert ".mcp.json" in json.loads(store.read_text())[str(sandbox.workspace.resolve())]
 
         listed = json.loads(harness(sandbox, "mcp", "list", "--json").stdout)["servers"]
         (clock,) = [s for s in listed if s["name"] == "clock"]

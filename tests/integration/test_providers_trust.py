@@ -67,10 +67,9 @@ def test_trust_flow(sandbox: Sandbox, model: FakeModelServer) -> None:
 def test_trust_yes_and_revoke(sandbox: Sandbox, model: FakeModelServer) -> None:
     project_file(sandbox, {"providers": {"fake": {"endpoint": "https://other.example/v1"}}})
     assert harness(sandbox, "trust", "--yes").returncode == 0
-    store = sandbox.root / "state" / "coding-harness" / "trusted_projects.json"
-    assert str(sandbox.workspace.resolve() / ".local_coding_harness.json") in json.loads(
-        store.read_text()
-    )
+    store = sandbox.root / "state" / "coding-harness" / "trusted_workspaces.json"
+    entries = json.loads(store.read_text())
+    assert ".local_coding_harness.json" in entries[str(sandbox.workspace.resolve())]
     assert harness(sandbox, "trust", "--revoke").returncode == 0
     assert json.loads(store.read_text()) == {}
 

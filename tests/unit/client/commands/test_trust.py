@@ -56,7 +56,8 @@ def test_both_files_are_shown_asked_once_and_recorded_each(
     code, shown = run([], "y\n", capsys)
     assert code == 0 and trusted(mcp) and trusted(local)
     entries = trust.load(trust.store_path())
-    assert set(entries) == {str(mcp.resolve()), str(local.resolve())}
+    assert set(entries) == {str(project.resolve())}
+    assert set(entries[str(project.resolve())]) == {mcp.name, local.name}
     code, shown = run(["--revoke"], "", capsys)
     assert code == 0 and trust.load(trust.store_path()) == {}
 

@@ -74,3 +74,25 @@ def test_a_one_shot_reads_each_config_file_once(
     names = setup._own_keys(options)
     assert options.quiet and "MY_KEY" in names
     assert len(reads) == len(set(reads)) == 3  # global, project, legacy: once each
+
+
+def test_a_projects_debug_never_turns_the_debug_log_on(tmp_path: Path) -> None:
+    """The debug log is the user's switch: a repository's file, trusted or not, cannot
+    set it (issue 25, item 6); its quiet and plain still apply."""
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    _write(cwd / ".local_coding_harness.json", {"debug": True, "quiet": True})
+    options = parse_oneshot(["-p", "hi"])
+    apply_defaults(options, home, cwd)
+    assert (options.quiet, options.debug) == (True, False)
+    other = tmp_path / "other"  # a new folder: the one-shot's scan is kept per folder
+    _write(home / ".coding_harness.json", {"debug": True})
+    _write(other / ".local_coding_harness.json", {"debug": False})
+    assert output_defaults(home, other)["debug"] is True  # nor can it turn the user's off
+
+
+def test_a_symlinked_project_file_is_not_read(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    _write(tmp_path / "elsewhere.json", {"quiet": True, "plain": True})
+    cwd.mkdir()
+    (cwd / ".local_coding_harness.json").symlink_to(tmp_path / "elsewhere.json")
+    assert output_defaults(home, cwd) == {}

@@ -18,7 +18,9 @@ from coding_harness.protocol.config_files import (
 
 USER_TIME = {"command": "/usr/bin/user-time", "args": ["--user"], "env": {"USER_TOKEN": "u"}}
 PROJECT_TIME = {"command": "/opt/project-time"}
-WEB = {"url": "http://127.0.0.1:9/mcp", "bearer_token_env": "WEB_MCP_TOKEN"}
+WEB = {"url": "http://127.0.0.1:9/mcp", "headers": {"X-Team": "core"}}
+# Only the user's own file may hand a server a token (a project's may not read a secret).
+USER_WEB = {**WEB, "bearer_token_env": "WEB_MCP_TOKEN"}
 
 
 @pytest.fixture
@@ -159,7 +161,7 @@ def test_project_file_mcp_servers_wait_for_trust(places: tuple[Path, Path, Path]
     assert set(config.untrusted) == {
         "mcp_servers.time.command",
         "mcp_servers.web.url",
-        "mcp_servers.web.bearer_token_env",
+        "mcp_servers.web.headers.X-Team",
     }
     (problem,) = config.problems
     assert "harness trust" in problem and "mcp_servers.time.command" in problem
@@ -209,7 +211,7 @@ def test_key_env_names_include_the_servers_bearer_tokens(
     places: tuple[Path, Path, Path],
 ) -> None:
     home, cwd, store = places
-    write(home / GLOBAL_CONFIG_NAME, {"mcp_servers": {"web": WEB, "time": USER_TIME}})
+    write(home / GLOBAL_CONFIG_NAME, {"mcp_servers": {"web": USER_WEB, "time": USER_TIME}})
     names = load_config(home, cwd, trust_store=store).key_env_names()
     assert "WEB_MCP_TOKEN" in names and "USER_TOKEN" not in names
 

@@ -128,16 +128,78 @@ def test_changing_the_file_revokes_trust(dirs: tuple[Path, Path, Path]) -> None:
     assert config.untrusted == ("providers.cloud.endpoint",)
 
 
-def test_trust_is_keyed_by_real_path(dirs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+def test_trust_binds_the_real_workspace_the_name_and_the_bytes(
+    dirs: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
     home, cwd, store = dirs
     path = project(cwd, {"providers": {"cloud": {"endpoint": EVIL}}})
     link = tmp_path / "link"
     link.symlink_to(cwd)
     trust.record(store, link / PROJECT_CONFIG_NAME, path.read_bytes())
     assert json.loads(store.read_text()) == {
-        os.path.realpath(path): trust.digest(path.read_bytes())
+        os.path.realpath(cwd): {PROJECT_CONFIG_NAME: trust.digest(path.read_bytes())}
     }
     assert load_config(home, cwd, trust_store=store).profile(None).endpoint == EVIL
+
+
+def test_trusting_one_workspace_never_trusts_another(
+    dirs: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    home, cwd, store = dirs
+    data = {"providers": {"cloud": {"endpoint": EVIL}}}
+    trust.record(store, project(cwd, data), project(cwd, data).read_bytes())
+    other = tmp_path / "other"
+    other.mkdir()
+    project(other, data)  # the very same bytes
+    config = load_config(home, other, trust_store=store)
+    assert config.profile(None).endpoint != EVIL
+    assert config.untrusted == ("providers.cloud.endpoint",)
+
+
+def test_a_symlinked_project_file_is_refused_even_to_a_trusted_file(
+    dirs: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    home, trusted_project, store = dirs
+    target = project(trusted_project, {"providers": {"cloud": {"endpoint": EVIL}}})
+    trust.record(store, target, target.read_bytes())
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / PROJECT_CONFIG_NAME).symlink_to(target)
+    config = load_config(home, repo, trust_store=store)
+    assert config.profile(None).endpoint == CLOUD["endpoint"]
+    (problem,) = config.problems
+    assert problem.startswith(f"{repo / PROJECT_CONFIG_NAME} is a symbolic link (to {target})")
+    assert "replace the link with a copy" in problem
+    assert not trust.is_trusted(store, repo / PROJECT_CONFIG_NAME, target.read_bytes())
+    with pytest.raises(ValueError, match="symbolic link"):
+        trust.record(store, repo / PROJECT_CONFIG_NAME, target.read_bytes())
+
+
+def test_an_old_store_keyed_by_the_files_real_path_trusts_nothing(
+    dirs: tuple[Path, Path, Path],
+) -> None:
+    home, cwd, store = dirs
+    path = project(cwd, {"providers": {"cloud": {"endpoint": EVIL}}})
+    old = store.parent / "trusted_projects.json"
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps({os.path.realpath(path): trust.digest(path.read_bytes())}))
+    store.write_text(old.read_text())  # nor that shape in the new store
+    assert load_config(home, cwd, trust_store=store).profile(None).endpoint != EVIL
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_projects_debug_is_ignored_trusted_or_not(
+    dirs: tuple[Path, Path, Path], trusted: bool
+) -> None:
+    home, cwd, store = dirs
+    path = project(cwd, {"debug": True, "quiet": True})
+    if trusted:
+        trust.record(store, path, path.read_bytes())
+    config = load_config(home, cwd, trust_store=store)
+    (problem,) = config.problems
+    assert problem.startswith(f"{path}: debug ignored, trusted or not")
+    assert config.untrusted == ()
+    assert trust.drop_user_only({"debug": True, "quiet": True}) == ({"quiet": True}, [("debug",)])
 
 
 def test_revoking_and_a_broken_store_trust_nothing(dirs: tuple[Path, Path, Path]) -> None:

@@ -159,3 +159,20 @@ def test_a_whole_answer_and_an_error_are_recorded() -> None:
     assert response["status"] == 503
     assert response["body"] == '{"error": "overloaded"}'
     assert response["error"].startswith("ModelServerError")
+
+
+def test_the_log_rotates_to_dot_1_at_its_cap(tmp_path: Path) -> None:
+    """At the cap the log becomes SESSION.jsonl.1 (replacing the one before) and a new
+    one begins: a session never holds more than about twice the cap (issue 25, item 6)."""
+    path = tmp_path / "debug" / "s1.jsonl"
+    recorder = DebugRecorder(path, collect_secrets([]), max_bytes=200)
+    for index in range(12):
+        recorder.write({"kind": "request", "n": index, "pad": "x" * 40})
+    rotated = path.with_name("s1.jsonl.1")
+    assert path.stat().st_size <= 200 and rotated.stat().st_size <= 200
+    numbers = [entry["n"] for entry in _lines(rotated) + _lines(path)]
+    assert numbers == list(range(12 - len(numbers), 12))  # the newest, in order
+    assert sorted(p.name for p in path.parent.iterdir()) == ["s1.jsonl", "s1.jsonl.1"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    recorder.write({"kind": "response", "body": "y" * 500})  # a line over the cap: whole
+    assert _lines(path)[-1]["body"] == "y" * 500

@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.turns.skills import body_of, find_skill, find_skills, front_matter
+from coding_harness.daemon.turns.skills import (
+    Skill,
+    body_of,
+    find_skill,
+    find_skills,
+    front_matter,
+    list_skills,
+    skill_request,
+)
 from coding_harness.protocol import errors
 from tests.support.turn_harness import TurnHarness, say
 
@@ -41,21 +49,45 @@ def test_front_matter_and_body() -> None:
     assert front_matter("no front matter\n---\n") == {}
 
 
-def test_user_and_project_skills_the_project_winning(tmp_path: Path) -> None:
+def test_user_and_project_skills_the_users_winning(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "proj"
     write_skill(home, "review", REVIEW)
     write_skill(home, "deploy", "# Ship it\n\nSteps to deploy.\n")
-    write_skill(project, "review", "---\ndescription: the project's own review\n---\nbody\n")
+    shadow = write_skill(project, "review", "---\ndescription: the project's review\n---\nx\n")
+    write_skill(project, "lint", "---\ndescription: the project's lint\n---\nbody\n")
     write_skill(project, ".hidden", "x")
     (project / ".agents" / "skills" / "empty").mkdir()
-    found = find_skills(home, project)
-    assert [(s.name, s.description, s.scope) for s in found] == [
+    listing = list_skills(home, project)
+    assert [(s.name, s.description, s.scope) for s in listing.skills] == [
         ("deploy", "Ship it", "user"),
-        ("review", "the project's own review", "project"),
+        ("lint", "the project's lint", "project"),
+        ("review", "Review a change for bugs and style", "user"),
     ]
+    [hidden] = listing.hidden
+    assert (hidden.name, hidden.path, hidden.scope) == ("review", shadow, "project")
+    assert hidden.reason.startswith("your own skill of that name")
     assert [s.name for s in find_skills(home, None)] == ["deploy", "review"]
     assert find_skill(home, project, "nope") is None
     assert find_skills(tmp_path / "nowhere", None) == []
+
+
+def test_a_skill_file_leading_out_of_its_folder_is_refused(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "proj"
+    key = tmp_path / "id_rsa"
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nsecret\n")
+    folder = project / ".agents" / "skills" / "review"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").symlink_to(key)
+    outside = tmp_path / "outside"
+    write_skill(outside, "notes", "# notes\n")
+    (project / ".agents" / "skills" / "notes").symlink_to(outside / ".agents/skills/notes")
+    listing = list_skills(home, project)
+    assert listing.skills == []
+    reasons = {h.name: h.reason for h in listing.hidden}
+    assert reasons["review"].startswith(f"it leads out of its folder (to {key})")
+    assert reasons["notes"].startswith("it leads out of the workspace")
+    with pytest.raises(OSError):  # and never read, even when asked for directly
+        skill_request(Skill(name="r", description="", path=folder / "SKILL.md", scope="x"), "")
 
 
 @pytest.fixture
