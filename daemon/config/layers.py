@@ -34,6 +34,9 @@ DISCOVERED_ORIGIN = "discovered on this machine"
 # Without a default_provider, the reference designs pick this one when configured.
 PREFERRED_DEFAULT = "fireworks"
 UNTRUSTED_SHOWN = 8
+# Keys only the user's global file may set, trusted project or not: what the
+# command sandbox shows of the home folder.
+GLOBAL_ONLY: tuple[KeyPath, ...] = (("agent", "sandbox_home"),)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -123,6 +126,26 @@ def _untrusted_problem(origin: str, keys: tuple[str, ...], cwd: Path) -> str:
     )
 
 
+def _drop_global_only(project: Layer | None, problems: list[str]) -> None:
+    """A project file, even a trusted one, may not set a GLOBAL_ONLY key."""
+    if project is None:
+        return
+    for path in GLOBAL_ONLY:
+        nodes: list[Any] = [project.data]
+        for key in path[:-1]:
+            nodes.append(nodes[-1].get(key) if isinstance(nodes[-1], dict) else None)
+        if not (isinstance(nodes[-1], dict) and path[-1] in nodes[-1]):
+            continue
+        del nodes[-1][path[-1]]  # the layer's own parse of the file
+        for parent, key, node in reversed(list(zip(nodes, path, nodes[1:], strict=False))):
+            if not node:  # an object left empty would count as a key of its own
+                del parent[key]
+        problems.append(
+            f"{project.origin}: {'.'.join(path)} ignored: only your global file "
+            f"(~/{GLOBAL_CONFIG_NAME}) may set it, even in a project you trust"
+        )
+
+
 def builtin_layer() -> Layer:
     profile = {"type": "openai", "endpoint": LOCAL_ENDPOINT, "model": BUILTIN_MODEL}
     return Layer(
@@ -148,7 +171,9 @@ def assemble(
     user = _read_layer(paths[0], problems)
     legacy, legacy_model = _legacy(_read_layer(paths[2], problems), problems)
     known = _names(user, legacy)
-    project, untrusted = _gate_project(_read_layer(paths[1], problems), known, store, cwd)
+    project = _read_layer(paths[1], problems)
+    _drop_global_only(project, problems)
+    project, untrusted = _gate_project(project, known, store, cwd)
     if untrusted and project is not None:
         problems.append(_untrusted_problem(project.origin, untrusted, cwd))
     files = [layer for layer in (user, project) if layer is not None]
