@@ -57,8 +57,9 @@ SAFE_KEYS: tuple[tuple[str, ...], ...] = (
 
 # Key paths only the user's own files (global, legacy), flags and commands may set:
 # a project file's are dropped, trusted or not. `debug` writes the raw exchanges,
-# every file the model read included, to disk.
-USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (("debug",),)
+# every file the model read included, to disk; `agent.sandbox_home` shows folders of
+# HOME to every command a recipe runs.
+USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (("debug",), ("agent", "sandbox_home"))
 
 KeyPath = tuple[str, ...]
 

@@ -78,7 +78,7 @@ def run_checks(env: dict[str, str], *, home: Path, cwd: Path) -> list[Finding]:
         *check_socket(env),
         *config_findings,
         *check_mcp(home, cwd, env),
-        *check_sandbox(merged),
+        *check_sandbox(merged, home),
         *check_keys(profiles, default_provider(merged, profiles), env),
         *([] if builtin_replaced else check_endpoints(profiles, env)),
         *check_service(env),

@@ -39,6 +39,8 @@ PREFERRED_DEFAULT = "fireworks"
 UNTRUSTED_SHOWN = 8
 
 
+# Keys only the user's global file may set, trusted project or not: what the
+# command sandbox shows of the home folder.
 @dataclass(kw_only=True, slots=True)
 class Layer:
     origin: str
@@ -129,7 +131,7 @@ def _gate_project(
 def _user_only_problem(origin: str, keys: list[KeyPath]) -> str:
     shown = ", ".join(".".join(key) for key in keys)
     return (
-        f"{origin}: {shown} ignored, trusted or not: only you switch this on (its flag or "
+        f"{origin}: {shown} ignored, trusted or not: only you set this (its flag or "
         f"command, or ~/{GLOBAL_CONFIG_NAME}), never a project's file"
     )
 

@@ -68,6 +68,9 @@ class AgentSettings:
     sandbox: str = "auto"
     # Whether sandboxed commands may use the network.
     sandbox_network: bool = False
+    # Folders under the home folder (`~/x` or absolute) the sandbox shows read-only
+    # besides its built-in toolchain folders; only the global file may set it.
+    sandbox_home: tuple[str, ...] = ()
     # Estimated tokens of the repo map in a coding turn's system prompt; 0: no map.
     repo_map_tokens: int = 1024
 
@@ -125,6 +128,7 @@ _RULES = dict.fromkeys(_POSITIVE, "must be a positive number") | {
     "mode": f"must be one of {', '.join(PERMISSION_MODES)}",
     "sandbox": f"must be one of {', '.join(SANDBOX_MODES)}",
     "sandbox_network": "must be true or false",
+    "sandbox_home": 'must be a list of folders in your home folder, as "~/name" or "/absolute"',
 }
 
 
@@ -156,6 +160,8 @@ def _agent_value(key: str, value: Any) -> Any:
         return _services(value)
     if key == "env_pass":
         return _variable_names(value)
+    if key == "sandbox_home":
+        return _home_folders(value)
     if key == "mode":
         return mode_named(value) or _INVALID
     return _INVALID
@@ -167,6 +173,13 @@ def _variable_names(value: Any) -> Any:
     if not all(isinstance(name, str) and _VARIABLE_NAME.fullmatch(name) for name in value):
         return _INVALID
     return tuple(value)
+
+
+def _home_folders(value: Any) -> Any:
+    if not isinstance(value, list):
+        return _INVALID
+    good = all(isinstance(p, str) and p.startswith(("~/", "/")) and p.strip("~/") for p in value)
+    return tuple(value) if good else _INVALID
 
 
 def _limits(value: Any) -> Any:

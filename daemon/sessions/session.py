@@ -102,6 +102,8 @@ class Session:
     first_seq: int = 1
     # Whether the session was told that its commands run without a sandbox.
     sandbox_told: bool = False
+    # Whether it was told that its workspace is the home folder, or holds it.
+    workspace_told: bool = False
 
     def __post_init__(self) -> None:
         self.approvals = PendingApprovals(self)

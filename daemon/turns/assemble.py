@@ -40,7 +40,12 @@ from coding_harness.daemon.sessions.editor_buffers import EditorBuffers
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutcome
-from coding_harness.daemon.tools.shell.sandbox import INSTALL_HINT, Sandbox, sandbox_for
+from coding_harness.daemon.tools.shell.sandbox import (
+    INSTALL_HINT,
+    Sandbox,
+    sandbox_for,
+    wide_workspace_notice,
+)
 from coding_harness.daemon.tools.web.fetch import FetchPolicy
 from coding_harness.daemon.tools.web.search import SearchEngine, engine_named
 from coding_harness.daemon.tools.workspace import Workspace
@@ -103,13 +108,20 @@ def tool_context(
 
 def turn_sandbox(session: Session, config: Config, events: EventSink) -> Sandbox:
     """The sandbox of the turn's commands; once per session, a notice when "auto"
-    finds none here and commands run unsandboxed."""
+    finds none here and commands run unsandboxed, and one when the workspace is
+    the home folder or holds it (`/`)."""
     agent = config.agent
-    sandbox = sandbox_for(agent.sandbox, agent.sandbox_network, home_dir())
+    home = home_dir()
+    sandbox = sandbox_for(agent.sandbox, agent.sandbox_network, home, agent.sandbox_home)
     if agent.sandbox == "auto" and not sandbox.active and not session.sandbox_told:
         session.sandbox_told = True
         message = f"commands run without a sandbox here: {sandbox.reason}; {INSTALL_HINT}"
         events.emit(EventKind.NOTICE, {"message": message})
+    if not session.workspace_told:
+        session.workspace_told = True
+        told = wide_workspace_notice(session.cwd, home, sandbox.active)
+        if told is not None:
+            events.emit(EventKind.NOTICE, {"message": told})
     return sandbox
 
 

@@ -5,9 +5,11 @@ recipe does once `make` runs it, and the model can edit the Makefile. Where the
 machine has bubblewrap (`bwrap`, Linux), each such command runs inside one:
 
 - the whole file system read-only, the workspace read-write, a private `/tmp`;
-- the user's secrets out of sight: `~/.ssh`, `~/.gnupg`, `~/.aws`, `~/.config`
-  and the like, the daemon's state folder and its socket's folder, each covered
-  by an empty folder (or `/dev/null` for a file);
+- the home folder empty except for the toolchain folders builds need and the
+  ones `agent.sandbox_home` adds (global file only), read-only; `/root` empty;
+  credential names masked wherever they would show, the workspace included; the
+  daemon's state folder and its socket's folder masked; the workspace's `.git`
+  read-only (sandbox_mounts.py and sandbox_workspace.py say how);
 - no network (a network namespace of its own, loopback only) unless
   `agent.sandbox_network` says otherwise;
 - a PID namespace of its own with its own `/proc`: no process inside can see or
@@ -21,7 +23,8 @@ to run a command without it, "off" never uses it. Whether bwrap works is found
 once per daemon by running it (`probe`, which the daemon calls in a worker
 thread at start, so no turn waits for it on the event loop): it needs
 unprivileged user namespaces, which some kernels and containers turn off.
-macOS's sandbox-exec is not used (not built yet: there, "auto" runs commands
+A session whose workspace is the home folder, or holds it (`/`), is told once
+what that means (`wide_workspace_notice`). macOS's sandbox-exec is not used (not built yet: there, "auto" runs commands
 unsandboxed with the notice and "required" refuses them).
 """
 
@@ -31,21 +34,19 @@ import functools
 import os
 import shutil
 import subprocess
-import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from coding_harness.daemon.tools.shell.sandbox_mounts import View, bwrap_arguments
 from coding_harness.protocol import paths
 
-# Under the home folder: where keys, tokens and other people's credentials live.
-HIDDEN_IN_HOME = (
-    ".ssh", ".gnupg", ".aws", ".config", ".azure", ".kube", ".docker", ".password-store",
-    ".netrc", ".git-credentials", ".pypirc", ".npmrc", ".coding_harness.json",
-    ".local/share/keyrings",
-)  # fmt: skip
 PROBE_SECONDS = 10.0
 INSTALL_HINT = "install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap)"
+# What `probe` asks of bwrap: each kind of mount and namespace a command's sandbox uses.
+TRIAL = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+TRIAL += ["--tmpfs", "/tmp/masked", "--remount-ro", "/tmp/masked", "--unshare-pid"]
+TRIAL += ["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-net"]
+TRIAL += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -67,7 +68,7 @@ class Sandbox:
     mode: str  # "auto", "required" or "off"
     program: str | None = None
     network: bool = False
-    hidden: tuple[str, ...] = ()
+    view: View | None = None  # what it shows and hides besides the workspace
     reason: str = ""  # why there is no program, for the notice or the refusal
 
     @property
@@ -88,43 +89,14 @@ class Sandbox:
         """`argv` as the sandbox runs it in `workspace` (unchanged when inactive)."""
         if self.program is None:
             return argv
-        return [self.program, *bwrap_arguments(workspace, self.hidden, self.network), *argv]
-
-
-def bwrap_arguments(workspace: Path, hidden: Iterable[str], network: bool) -> list[str]:
-    """bwrap's options, in the order the mounts must be made (later ones on top)."""
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for kept in _programs_under_tmp():  # the private /tmp must not hide the toolchain
-        args += ["--ro-bind", kept, kept]
-    for path in hidden:
-        if Path(path).is_dir():
-            args += ["--tmpfs", path]
-        elif os.path.lexists(path):
-            args += ["--ro-bind", "/dev/null", path]
-    real = str(workspace.resolve())
-    args += ["--bind", real, real, "--chdir", real]
-    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    if not network:
-        args.append("--unshare-net")
-    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
-    return args
-
-
-def _programs_under_tmp() -> list[str]:
-    """The daemon's interpreter and the PATH folders that live under /tmp (a clone
-    checked out there, a test's sandbox): seen read-only through the private /tmp."""
-    candidates = [sys.prefix, *os.environ.get("PATH", "").split(os.pathsep)]
-    kept = []
-    for folder in candidates:
-        real = os.path.realpath(folder) if folder else ""
-        if real.startswith("/tmp/") and Path(real).is_dir() and real not in kept:
-            kept.append(real)
-    return kept
+        view = self.view or View(home=str(paths.home_dir()))
+        arguments = bwrap_arguments(os.path.realpath(workspace), view, self.network)
+        return [self.program, *arguments, *argv]
 
 
 def hidden_paths(home: Path) -> tuple[str, ...]:
-    """What a command must not see: the secrets under `home`, and the daemon's own
-    folders (state, socket, systemd credentials)."""
+    """The daemon's own folders (state, socket, systemd credentials), which no
+    command may see, wherever they are."""
     return _hidden_paths(home, tuple(os.environ.get(name) for name in _PATH_VARIABLES))
 
 
@@ -142,22 +114,49 @@ _PATH_VARIABLES = (
 @functools.lru_cache(maxsize=8)
 def _hidden_paths(home: Path, variables: tuple[str | None, ...]) -> tuple[str, ...]:
     """Once per home and environment: every turn asks for them."""
-    found = [str(home / name) for name in HIDDEN_IN_HOME]
-    found += [str(paths.state_dir()), str(paths.socket_path().parent)]
+    found = [str(paths.state_dir()), str(paths.socket_path().parent)]
     credentials = os.environ.get("CREDENTIALS_DIRECTORY")
     if credentials:
         found.append(credentials)
     return tuple(dict.fromkeys(found))
 
 
-def sandbox_for(mode: str, network: bool, home: Path) -> Sandbox:
-    """The sandbox of a turn under `agent.sandbox` = `mode`."""
+def sandbox_for(
+    mode: str, network: bool, home: Path, shown_in_home: tuple[str, ...] = ()
+) -> Sandbox:
+    """The sandbox of a turn under `agent.sandbox` = `mode`; `shown_in_home`: the
+    folders `agent.sandbox_home` adds."""
     if mode == "off":
         return Sandbox(mode=mode, reason='agent.sandbox is "off"')
     found = probe()
     if not found.usable:
         return Sandbox(mode=mode, reason=found.reason)
-    return Sandbox(mode=mode, program=found.program, network=network, hidden=hidden_paths(home))
+    view = View(home=str(home), shown=shown_in_home, hidden=hidden_paths(home))
+    return Sandbox(mode=mode, program=found.program, network=network, view=view)
+
+
+def wide_workspace_notice(cwd: Path, home: Path, sandboxed: bool) -> str | None:
+    """What the session is told when its workspace is the home folder or a folder
+    around it, or None for any other workspace."""
+    workspace, home_real = os.path.realpath(cwd), os.path.realpath(home)
+    if workspace == "/":
+        what = "/, the whole file system"
+    elif workspace == home_real:
+        what = f"your home folder ({workspace})"
+    elif home_real.startswith(workspace.rstrip("/") + "/"):
+        what = f"{workspace}, which holds your home folder"
+    else:
+        return None
+    kept = (
+        "commands still cannot read your dotfiles or credentials (~/.ssh and the like), "
+        "and .git is read-only to them"
+        if sandboxed
+        else "commands run unsandboxed and can read and change anything you can"
+    )
+    return (
+        f"the workspace is {what}: the agent may change any file in it that is not "
+        f"hidden; {kept}; to keep it to one project, start harness in that project's folder"
+    )
 
 
 @functools.cache
@@ -166,7 +165,7 @@ def probe() -> Availability:
     program = shutil.which("bwrap")
     if program is None:
         return Availability(program=None, reason="bubblewrap (bwrap) is not installed")
-    trial = [program, *bwrap_arguments(Path("/"), (), network=False), "true"]
+    trial = [program, *TRIAL, "true"]
     try:
         done = subprocess.run(
             trial, capture_output=True, text=True, timeout=PROBE_SECONDS, check=False

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from coding_harness.client.commands import doctor_sandbox
@@ -29,3 +32,20 @@ def test_a_bwrap_that_cannot_make_namespaces_is_named(monkeypatch: pytest.Monkey
     monkeypatch.setattr(doctor_sandbox.shutil, "which", lambda name: "/bin/false")
     [finding] = check_sandbox({"agent": {"sandbox": "required"}})
     assert finding.level == "problem" and "cannot make a sandbox here" in finding.text
+
+
+def test_it_lists_what_commands_see_of_the_home_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(doctor_sandbox, "_unavailable", lambda: None)
+    (tmp_path / ".cargo/bin").mkdir(parents=True)
+    (tmp_path / ".ssh").mkdir()
+    global_file = {"agent": {"sandbox_home": ["~/tools", "~"]}}
+    (tmp_path / ".coding_harness.json").write_text(json.dumps(global_file))
+    # What a project file merged in says is not what the daemon uses: not listed.
+    merged = {"agent": {"sandbox": "auto", "sandbox_home": ["~/.ssh"]}}
+    working, home = check_sandbox(merged, tmp_path)
+    assert working.level == "ok" and home.level == "info"
+    assert "~/.cargo/bin" in home.text and "~/tools" in home.text
+    assert "~/.ssh" not in home.text and "~," not in home.text
+    assert "agent.sandbox_home" in home.text
