@@ -205,7 +205,10 @@ def _remove(node: dict[str, Any], path: KeyPath) -> bool:
     copied = dict(child)
     if not _remove(copied, rest):
         return False
-    node[head] = copied
+    if copied:
+        node[head] = copied
+    else:  # an object left empty would count as a key of its own
+        del node[head]
     return True
 
 
