@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol import paths
-from coding_harness.protocol.config_files import parse_json
+from coding_harness.protocol.config_files import USER_ONLY_KEYS, parse_json
 
 STORE_NAME = "trusted_workspaces.json"
 ANY = "*"
@@ -54,12 +54,6 @@ SAFE_KEYS: tuple[tuple[str, ...], ...] = (
     ("quiet",),
     ("plain",),
 )
-
-# Key paths only the user's own files (global, legacy), flags and commands may set:
-# a project file's are dropped, trusted or not. `debug` writes the raw exchanges,
-# every file the model read included, to disk; `agent.sandbox_home` shows folders of
-# HOME to every command a recipe runs.
-USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (("debug",), ("agent", "sandbox_home"))
 
 KeyPath = tuple[str, ...]
 

@@ -5,7 +5,7 @@ decides how even "cannot reach the daemon" is printed. The files and their
 order are the daemon's (`protocol.config_files`): the global file, the
 project's file in the workspace folder (`quiet` and `plain` are allowed there
 without `harness trust`; `debug` never is, trusted or not: the debug log is the
-user's switch, `protocol.trust.USER_ONLY_KEYS`; a project file that is a
+user's switch, `protocol.config_files.USER_ONLY_KEYS`; a project file that is a
 symbolic link is not read at all), then the legacy file; the last file that
 sets a key wins.
 A key set to anything but true or false is skipped here (the daemon reports
@@ -28,11 +28,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from coding_harness.client.args import OneShotOptions
-from coding_harness.protocol import trust
 from coding_harness.protocol.config_files import (
     DISCOVERY_KEY_VARIABLES,
     PROJECT_CONFIG_NAME,
     SEARCH_KEY_VARIABLES,
+    USER_ONLY_KEYS,
     global_config,
     legacy_config,
     parse_json,
@@ -86,7 +86,7 @@ def _read_files(home: Path, cwd: Path) -> tuple[dict[str, bool], list[str]]:
         present = present or path.is_file()
         data = _read(path)
         for key in KEYS:
-            if not users_own and trust.user_only((key,)):
+            if not users_own and (key,) in USER_ONLY_KEYS:
                 continue
             value = data.get(key)
             if isinstance(value, bool):
