@@ -124,11 +124,11 @@ class ServerLink:
     async def ready(self, within: float = START_TIMEOUT + 5) -> bool:
         """Start if need be; True once ready, False when this start (or restart) failed."""
         self.last_used = time.monotonic()
-        if self.state == READY:
+        if self._usable():
             return True
         self.start()
         deadline = time.monotonic() + within
-        while self.state != READY:
+        while not self._usable():
             changed = self._changed
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -138,6 +138,10 @@ class ServerLink:
             if self.state == FAILED:
                 return False
         return True
+
+    def _usable(self) -> bool:
+        """Ready, and its connection not given up (a message past the cap ends it)."""
+        return self.state == READY and self._cap.breach is None
 
     async def call(
         self, tool: str, arguments: dict[str, Any], limit: float | None = None
@@ -199,6 +203,9 @@ class ServerLink:
                 break
             up = time.monotonic() - began
             failures = self.failures = 1 if up >= STABLE_SECONDS else self.failures + 1
+            if self._cap.breach is not None and failures == 1:
+                log.warning("MCP server %r restarted: %s", self.spec.name, error)
+                continue  # at once: the next call should find it up (twice in a row fails)
             self._set(FAILED, error)
             log.warning("MCP server %r failed: %s", self.spec.name, error)
             if failures > len(RESTART_PAUSES):
