@@ -235,6 +235,8 @@ class ServerLink:
                         started.reschedule(None)
                         return await self._serve(client, marker, stderr)
             except Exception as exc:  # the SDK raises exception groups too
+                if self._cap.breach is not None:  # the read stream was closed on it
+                    return self._cap.breach
                 tail = stderr_tail(stderr)
                 return _one_line(exc) + (f"; the server said: {tail}" if tail else "")
             finally:

@@ -132,9 +132,8 @@ async def _stop(process: Process, *, graceful: bool) -> None:
         await process.stdin.aclose()
     if not graceful or not await _exited(process, EXIT_GRACE):
         await terminate_posix_process_tree(process, KILL_GRACE)
-        await _exited(process, KILL_GRACE)
-    with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await process.stdout.aclose()
+    with anyio.move_on_after(KILL_GRACE):
+        await process.aclose()  # its pipes and transport (closing kills it, if need be)
 
 
 async def _exited(process: Process, within: float) -> bool:

@@ -7,7 +7,7 @@ stream) on loopback and prints its URL once it listens. Both list `echo {text}`,
 which answers the text and the server's pid, and `flood {}`, whose answer never
 ends: one endless line on stdout, or an endless chunked JSON body. With
 `--tools N` they list N more tools (`tool_0000` ...), each with a schema whose
-`$ref`s multiply (3 references to the next of 8 definitions: 3**8 copies once
+`$ref`s multiply (3 references to the next of 7 definitions: 3**7 copies once
 followed). `HostileHttp` runs the HTTP one on a free port and stops it.
 """
 
@@ -27,10 +27,10 @@ PREAMBLE = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text"
 
 def multiplying_schema() -> dict[str, Any]:
     defs: dict[str, Any] = {
-        f"d{k}": {"type": "object", "properties": {p: {"$ref": f"#/$defs/d{k + 1}"} for p in "abc"}}
-        for k in range(8)
+        f"d{k}": {"properties": {p: {"$ref": f"#/$defs/d{k + 1}"} for p in "abc"}}
+        for k in range(7)
     }
-    defs["d8"] = {"type": "string", "description": "a leaf, reached 6,561 times"}
+    defs["d7"] = {"type": "string"}
     return {"type": "object", "properties": {"q": {"$ref": "#/$defs/d0"}}, "$defs": defs}
 
 
@@ -90,7 +90,7 @@ def serve_stdio(extra: int) -> None:
                 out.write(CHUNK)
         reply = answer(message, extra)
         if reply is not None:
-            out.write(json.dumps(reply).encode() + b"\n")
+            out.write(json.dumps(reply, separators=(",", ":")).encode() + b"\n")
             out.flush()
 
 
@@ -137,7 +137,7 @@ async def _one_request(
     if reply is None:
         writer.write(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
     else:
-        data = json.dumps(reply).encode()
+        data = json.dumps(reply, separators=(",", ":")).encode()
         writer.write(
             b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
             b"content-length: %d\r\n\r\n%s" % (len(data), data)
@@ -162,6 +162,8 @@ class HostileHttp:
         if self.process is not None:
             self.process.kill()
             self.process.wait(timeout=10)
+            if self.process.stdout is not None:
+                self.process.stdout.close()
 
 
 def main() -> None:
