@@ -34,6 +34,7 @@ def capped_http_client(headers: Mapping[str, str], cap: MessageCap) -> httpx2.As
     async def cap_body(response: httpx2.Response) -> None:
         event_stream = response.headers.get("content-type", "").startswith("text/event-stream")
         response.headers.pop("content-encoding", None)  # read as sent: the cap counts it
+        assert isinstance(response.stream, httpx2.AsyncByteStream)  # an async client's
         response.stream = CappedStream(response.stream, cap, events=event_stream)
 
     return httpx2.AsyncClient(

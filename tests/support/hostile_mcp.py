@@ -27,8 +27,7 @@ PREAMBLE = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text"
 
 def multiplying_schema() -> dict[str, Any]:
     defs: dict[str, Any] = {
-        f"d{k}": {"properties": {p: {"$ref": f"#/$defs/d{k + 1}"} for p in "abc"}}
-        for k in range(7)
+        f"d{k}": {"properties": {p: {"$ref": f"#/$defs/d{k + 1}"} for p in "abc"}} for k in range(7)
     }
     defs["d7"] = {"type": "string"}
     return {"type": "object", "properties": {"q": {"$ref": "#/$defs/d0"}}, "$defs": defs}
