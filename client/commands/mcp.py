@@ -4,6 +4,8 @@ Both send the real current folder as `cwd`, so the servers this folder's config
 files name show (`stopped`) before any session has started them. `list` prints
 the table of `render/mcp_servers.py` on standard output (colored at a terminal
 unless NO_COLOR); `--json` prints `mcp.list`'s answer as it came, for scripts.
+Under the table, each server that lists tools it does not offer (past the cap
+of tools per server, a schema too large) gets lines naming them, by reason.
 `restart` stops the server if it runs, starts it and prints its new state once
 the daemon has it. Exit codes: 0 listed, or ready after the restart; 1 the
 server failed to start (or the daemon refused the request); 4 no daemon; 5 bad
@@ -21,6 +23,7 @@ import sys
 from typing import Any, TextIO
 
 from coding_harness.client.render.mcp_servers import NONE_CONFIGURED, server_line, table_lines
+from coding_harness.client.render.sanitize import one_line
 from coding_harness.client.render.style import Style, color_wanted, is_terminal
 from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.protocol import errors, exit_codes, methods, paths
@@ -29,6 +32,7 @@ from coding_harness.protocol.version import __version__
 
 # A restart answers once the server is ready or has failed; the daemon bounds that.
 RESTART_TIMEOUT = 180.0
+NAMES_WIDTH = 100  # characters of left-out tool names shown per reason
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -98,7 +102,42 @@ def print_servers(servers: list[dict[str, Any]], out: TextIO, *, plain: bool = F
     width = shutil.get_terminal_size().columns if is_terminal(out) else None
     for line in table_lines(servers, style, width=width):
         out.write(line + "\n")
+    for server in servers:
+        for number, line in enumerate(dropped_lines(server)):
+            out.write((style.paint(line, "yellow") if number == 0 else line) + "\n")
     out.flush()
+
+
+def dropped_lines(server: dict[str, Any]) -> list[str]:
+    """`NAME: 3746 listed tools are not offered:`, then a line per reason with the
+    names it covers (those `mcp.list` names; the rest counted)."""
+    dropped = [d for d in server.get("dropped") or [] if isinstance(d, dict)]
+    count = server.get("dropped_count")
+    count = count if isinstance(count, int) and count >= len(dropped) else len(dropped)
+    if not dropped:
+        return []
+    name = one_line(str(server.get("name", "?")))
+    lines = [f"{name}: {count} listed tool{'' if count == 1 else 's'} not offered:"]
+    reasons: dict[str, list[str]] = {}
+    for entry in dropped:
+        reasons.setdefault(one_line(str(entry.get("reason", "?"))), []).append(
+            one_line(str(entry.get("tool", "?")), 60)
+        )
+    for reason, tools in reasons.items():
+        lines.append(f"  {_names(tools)}: {reason}")
+    if count > len(dropped):
+        lines.append(f"  and {count - len(dropped)} more not named")
+    return lines
+
+
+def _names(tools: list[str]) -> str:
+    """The names that fit in `NAMES_WIDTH` (at least one), then how many more."""
+    shown = tools[0]
+    for index, tool in enumerate(tools[1:], start=1):
+        if len(shown) + len(tool) + 2 > NAMES_WIDTH:
+            return f"{shown}, ... ({len(tools) - index} more)"
+        shown = f"{shown}, {tool}"
+    return shown
 
 
 def show_restart(server: dict[str, Any], out: TextIO) -> int:

@@ -4,6 +4,8 @@
 HTTP connection, whatever the number of sessions), starts it at its first use,
 restarts it when it dies, stops it when idle and with the daemon. `executor.py`
 offers a server's tools to a turn as `mcp__SERVER__TOOL`, through the approval
-gate; `schemas.py` and `results.py` translate both ways. Only `link.py` and
-`transport.py` import the SDK, and the hub loads them at a server's first start.
+gate; `schemas.py` and `results.py` translate both ways, `catalog.py` caps and
+converts a server's tool list, `limits.py` holds the message cap. Only
+`link.py`, `transport.py` and the transports it opens (`stdio.py`,
+`http_cap.py`) import the SDK, and the hub loads them at a server's first start.
 """

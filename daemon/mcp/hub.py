@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
+from coding_harness.daemon.mcp.catalog import CatalogTool
 from coding_harness.daemon.mcp.executor import OfferedTool
-from coding_harness.daemon.mcp.schemas import model_name, provider_schema
+from coding_harness.daemon.mcp.schemas import model_name
 from coding_harness.daemon.mcp.states import READY, STOPPED, server_entry
 from coding_harness.protocol.methods import EventKind
 
@@ -116,7 +117,8 @@ class McpHub:
                     )
                     continue
                 notes: list[str] = []
-                lease.offered.extend(_offer(link, spec, await link.current_tools(), notes))
+                catalog = await link.current_tools()
+                lease.offered.extend(_offer(link, spec, catalog.tools, notes))
                 lease.notices.extend(note for note in notes if note not in self._said)
                 self._said.update(notes)
         except BaseException:  # a turn cancelled while its servers start holds none
@@ -186,7 +188,7 @@ class McpHub:
             link = self._links.get(spec.identity())
             if link is None or link.state != READY:
                 continue
-            offered = _offer(link, spec, link.tools, [])
+            offered = _offer(link, spec, link.catalog.tools, [])
             chars = sum(len(json.dumps(tool.function())) for tool in offered)
             sizes.append({"name": spec.name, "tools": len(offered), "chars": chars})
         return sizes
@@ -240,14 +242,16 @@ async def _ready_for_turn(link: ServerLink) -> bool:
 
 
 def _offer(
-    link: ServerLink, spec: McpServerSpec, tools: Iterable[Any], notices: list[str]
+    link: ServerLink, spec: McpServerSpec, tools: Iterable[CatalogTool], notices: list[str]
 ) -> list[OfferedTool]:
     """The tools of `link` as a turn whose config has `spec` offers them (its
-    approvals, not another folder's entry for the same server)."""
+    approvals, not another folder's entry for the same server). Their schemas were
+    converted when the list was fetched: nothing here walks one."""
     offered: list[OfferedTool] = []
     server = spec.name
     taken: dict[str, str] = {}
-    for tool in tools:
+    for entry in tools:
+        tool = entry.tool
         name = model_name(server, tool.name)
         if name is None:
             notices.append(f"the MCP tool '{tool.name}' of '{server}' has a name too long to offer")
@@ -259,16 +263,15 @@ def _offer(
             )
             continue
         taken[name] = tool.name
-        schema, note = provider_schema(tool.input_schema)
-        if note:
-            notices.append(f"the MCP tool '{name}': {note}")
+        if entry.note:
+            notices.append(f"the MCP tool '{name}': {entry.note}")
         annotations = tool.annotations
         offered.append(
             OfferedTool(
                 name=name,
                 tool=tool.name,
                 description=(tool.description or tool.title or tool.name)[:2000],
-                schema=schema,
+                schema=entry.schema,
                 link=link,
                 spec=spec,
                 read_only=bool(annotations is not None and annotations.read_only_hint),

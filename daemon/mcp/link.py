@@ -8,9 +8,13 @@ stayed up `STABLE_SECONDS` starts the count again; after the last pause it stays
 `failed` until the next use asks for it (`ready`). Tool calls come from any
 task (`call`) and are bounded by the entry's `call_timeout`.
 
-The tool list is fetched once per start and kept; it is fetched again when the
-server says it changed (a list-changed notification, or a `subscriptions/listen`
-event on 2026 connections) or its cache hint (`ttlMs`) runs out. States are
+The tool list is fetched once per start and kept, as a `catalog.Catalog` built
+in a worker thread (at most `MAX_TOOLS` tools, each schema converted once); it
+is fetched again when the server says it changed (a list-changed notification,
+or a `subscriptions/listen` event on 2026 connections) or its cache hint
+(`ttlMs`, at least `MIN_TOOLS_TTL`) runs out. Each connection has a
+`MessageCap`: a message past it fails the call in flight with one line, ends
+the connection and starts the server again. States are
 `stopped`, `starting`, `ready` and `failed` (with a one-line `error`); each change
 is reported through `on_state`.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import tempfile
 import time
@@ -30,6 +35,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
+from coding_harness.daemon.mcp.catalog import MAX_TOOLS, Catalog, build_catalog
+from coding_harness.daemon.mcp.limits import MessageCap
 from coding_harness.daemon.mcp.states import (
     FAILED,
     READY,
@@ -55,6 +62,9 @@ STABLE_SECONDS = 60.0
 WATCH_SECONDS = 0.5
 TOOL_PAGES = 20
 STDERR_CAP = 1_000_000
+# The shortest a server's cache hint may keep its tool list: a hint of 1 ms would
+# have every turn fetch (and convert) the list again.
+MIN_TOOLS_TTL = 5.0
 
 
 class ServerLink:
@@ -63,7 +73,8 @@ class ServerLink:
         self.state = STOPPED
         self.error: str | None = None
         self.pid: int | None = None
-        self.tools: list[types.Tool] = []
+        self.tools: list[types.Tool] = []  # those offered (the catalog's)
+        self.catalog = Catalog()
         self.started_at: float | None = None
         self.calls = 0
         self.last_used = time.monotonic()
@@ -78,6 +89,7 @@ class ServerLink:
         self._wake = asyncio.Event()
         self._tools_stale = False
         self._tools_expire: float | None = None
+        self._cap = MessageCap(on_breach=self._wake.set)  # the current connection's
 
     def describe(self) -> dict[str, Any]:
         return server_entry(
@@ -88,6 +100,8 @@ class ServerLink:
             error=self.error,
             started_at=self.started_at,
             calls=self.calls,
+            dropped=list(self.catalog.dropped),
+            dropped_count=self.catalog.dropped_count,
         )
 
     def start(self) -> None:
@@ -110,11 +124,11 @@ class ServerLink:
     async def ready(self, within: float = START_TIMEOUT + 5) -> bool:
         """Start if need be; True once ready, False when this start (or restart) failed."""
         self.last_used = time.monotonic()
-        if self.state == READY:
+        if self._usable():
             return True
         self.start()
         deadline = time.monotonic() + within
-        while self.state != READY:
+        while not self._usable():
             changed = self._changed
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -125,6 +139,10 @@ class ServerLink:
                 return False
         return True
 
+    def _usable(self) -> bool:
+        """Ready, and its connection not given up (a message past the cap ends it)."""
+        return self.state == READY and self._cap.breach is None
+
     async def call(
         self, tool: str, arguments: dict[str, Any], limit: float | None = None
     ) -> types.CallToolResult:
@@ -132,8 +150,11 @@ class ServerLink:
         entry's `call_timeout`); `CallFailed` when there is none."""
         if not await self.ready():
             raise CallFailed(f"the server is not running ({self.error or self.state})")
-        client = self._client
+        client, cap = self._client, self._cap
         assert client is not None
+        too_big = cap.check_outgoing(len(json.dumps(arguments, ensure_ascii=False).encode()))
+        if too_big is not None:
+            raise CallFailed(too_big)
         timeout = limit or self.spec.call_timeout
         self.busy += 1
         try:
@@ -143,10 +164,11 @@ class ServerLink:
         except TimeoutError:
             raise CallFailed(f"no answer within {timeout:g} s; the call was abandoned") from None
         except MCPError as exc:
-            raise CallFailed(f"the server answered with an error: {exc.message}") from None
+            said = f"the server answered with an error: {exc.message}"
+            raise CallFailed(cap.breach or said) from None
         except (OSError, RuntimeError, ValueError) as exc:
             self._wake.set()  # the watch looks at once whether the server is still there
-            raise CallFailed(f"the call broke off ({_one_line(exc)})") from None
+            raise CallFailed(cap.breach or f"the call broke off ({_one_line(exc)})") from None
         finally:
             self.busy -= 1
             self.calls += 1
@@ -181,6 +203,9 @@ class ServerLink:
                 break
             up = time.monotonic() - began
             failures = self.failures = 1 if up >= STABLE_SECONDS else self.failures + 1
+            if self._cap.breach is not None and failures == 1:
+                log.warning("MCP server %r restarted: %s", self.spec.name, error)
+                continue  # at once: the next call should find it up (twice in a row fails)
             self._set(FAILED, error)
             log.warning("MCP server %r failed: %s", self.spec.name, error)
             if failures > len(RESTART_PAUSES):
@@ -193,6 +218,7 @@ class ServerLink:
     async def _attempt(self) -> str:
         """Run the server once; returns why it ended (empty when asked to stop)."""
         marker = new_marker(self.spec.name)
+        self._cap = MessageCap(on_breach=self._wake.set)
         keeper = command_keeper()
         keeper.expect(marker)
         with tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace") as stderr:
@@ -204,10 +230,13 @@ class ServerLink:
                         stderr=stderr,
                         env=self.env,
                         message_handler=self._on_message,
+                        cap=self._cap,
                     ) as client:
                         started.reschedule(None)
                         return await self._serve(client, marker, stderr)
             except Exception as exc:  # the SDK raises exception groups too
+                if self._cap.breach is not None:  # the read stream was closed on it
+                    return self._cap.breach
                 tail = stderr_tail(stderr)
                 return _one_line(exc) + (f"; the server said: {tail}" if tail else "")
             finally:
@@ -243,6 +272,8 @@ class ServerLink:
                 await asyncio.wait_for(self._wake.wait(), WATCH_SECONDS)
             if self._stopping:
                 break
+            if self._cap.breach is not None:
+                return self._cap.breach
             if self.pid is not None and not is_running(self.pid):
                 return f"the server process {self.pid} exited"
             if self._tools_stale:
@@ -251,13 +282,13 @@ class ServerLink:
                 stderr.truncate(0)
         return ""
 
-    async def current_tools(self) -> list[types.Tool]:
-        """The tool list, fetched again first when its cache hint ran out."""
+    async def current_tools(self) -> Catalog:
+        """The tools offered, fetched again first when their cache hint ran out."""
         client = self._client
         expired = self._tools_expire is not None and time.monotonic() > self._tools_expire
         if client is not None and expired:
             await self._refresh_tools(client)
-        return self.tools
+        return self.catalog
 
     async def _refresh_tools(self, client: Client) -> None:
         try:
@@ -285,6 +316,8 @@ class ServerLink:
             log.debug("MCP server %r: no change events (%s)", self.spec.name, _one_line(exc))
 
     async def _fetch_tools(self, client: Client) -> None:
+        """The tool list, page by page until more than `MAX_TOOLS` are in (the rest would
+        be left out), made a catalog in a worker thread: never on the event loop."""
         self._tools_stale = False
         tools: list[types.Tool] = []
         cursor: str | None = None
@@ -294,10 +327,12 @@ class ServerLink:
             tools.extend(page.tools)
             ttl = page.ttl_ms if ttl is None else min(ttl, page.ttl_ms or ttl)
             cursor = page.next_cursor
-            if cursor is None:
+            if cursor is None or len(tools) > MAX_TOOLS:
                 break
-        self.tools = tools
-        self._tools_expire = time.monotonic() + ttl / 1000 if ttl else None
+        catalog = await asyncio.to_thread(build_catalog, tools, more_pages=cursor is not None)
+        self.catalog, self.tools = catalog, [entry.tool for entry in catalog.tools]
+        expiry = max(ttl / 1000, MIN_TOOLS_TTL) if ttl else None
+        self._tools_expire = time.monotonic() + expiry if expiry else None
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):

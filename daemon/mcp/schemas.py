@@ -25,6 +25,10 @@ MAX_NAME = 64
 MAX_SCHEMA_CHARS = 16_000
 _REF_DEPTH = 8
 _INLINE_BUDGET = 5_000  # nodes; a sound schema of 16,000 characters has far fewer
+# Characters of names and strings the inlining may copy: past MAX_SCHEMA_CHARS the
+# result is cut down anyway (a long description behind a ref copied 5,000 times is
+# 5,000 copies once written out).
+_INLINE_CHARS = MAX_SCHEMA_CHARS
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _SELF_KEYS = frozenset({"$schema", "$id", "$defs", "definitions", "$comment"})
 _NAMED = frozenset({"properties", "patternProperties"})
@@ -47,7 +51,7 @@ def provider_schema(schema: Any) -> tuple[dict[str, Any], str | None]:
         return _open_object(), "its input schema was not a JSON object; any arguments are sent"
     defs = {**_mapping(schema.get("definitions")), **_mapping(schema.get("$defs"))}
     try:
-        inlined = _inline(schema, defs, 0, [_INLINE_BUDGET])
+        inlined = _inline(schema, defs, 0, [_INLINE_BUDGET, _INLINE_CHARS])
     except _Unresolvable as exc:
         return _top_level(schema), f"its schema refers to {exc}, which it does not define"
     except _TooBig:
@@ -67,15 +71,20 @@ class _Unresolvable(ValueError):
 
 
 class _TooBig(ValueError):
-    """Inlining the references would make more nodes than `_INLINE_BUDGET`."""
+    """Inlining the references would make more nodes than `_INLINE_BUDGET`, or copy more
+    characters than `_INLINE_CHARS`."""
 
 
 def _inline(node: Any, defs: Mapping[str, Any], depth: int, budget: list[int]) -> Any:
-    """`node` with its references inlined; `budget` (one counter, shared by the whole
-    walk) bounds the nodes made, since references can multiply: n refs to a
+    """`node` with its references inlined; `budget` (nodes, characters: shared by the
+    whole walk) bounds what is made, since references can multiply: n refs to a
     definition holding n refs are n**depth copies."""
     budget[0] -= 1
-    if budget[0] < 0:
+    if depth and isinstance(node, str):  # copies: what the schema holds once is bounded
+        budget[1] -= len(node)
+    elif depth and isinstance(node, Mapping):
+        budget[1] -= sum(len(key) for key in node if isinstance(key, str))
+    if budget[0] < 0 or budget[1] < 0:
         raise _TooBig
     if isinstance(node, list):
         return [_inline(item, defs, depth, budget) for item in node]
@@ -93,6 +102,7 @@ def _inline(node: Any, defs: Mapping[str, Any], depth: int, budget: list[int]) -
         if key in _SELF_KEYS:
             continue
         if key in _NAMED and isinstance(value, Mapping):  # argument names, not keywords
+            budget[1] -= sum(len(str(name)) for name in value) if depth else 0
             named = {name: _inline(sub, defs, depth, budget) for name, sub in value.items()}
             inlined[key] = named
         else:

@@ -30,6 +30,8 @@ def server_entry(spec: McpServerSpec, **live: Any) -> dict[str, Any]:
         "started_at": None,
         "calls": 0,
         "scope": spec.scope,
+        "dropped": [],  # [{tool, reason}]: tools the server lists that are not offered
+        "dropped_count": 0,
         **live,
     }
     entry["command" if spec.command is not None else "url"] = spec.command or spec.url

@@ -1,8 +1,10 @@
 """Opening one MCP server with the official SDK: the stdio process or the HTTP link.
 
-A stdio server is started by the SDK's `stdio_client` (its own process group;
+A stdio server is started by `stdio.capped_stdio_client` (its own process group;
 on shutdown its stdin closes, then the group is terminated) with the SDK's short
-list of inherited variables plus the entry's `env`, never the daemon's keys.
+list of inherited variables plus the entry's `env`, never the daemon's keys; an
+HTTP one is reached with `http_cap.capped_http_client`. Both read no message
+past the link's `MessageCap` (limits.py).
 Its standard error goes to a file of its own, which `stderr_tail` reads when
 the server fails. Each start carries a marker variable, by which `find_pid`
 picks the server out of the daemon's children (the SDK does not hand the
@@ -10,8 +12,9 @@ process out), and the daemon's process keeper spares it until then
 (`CommandKeeper.expect`). An HTTP server gets the entry's headers and, with
 `bearer_token_env`, `Authorization: Bearer <the variable's value>`.
 
-This module imports the SDK; only `link.py` imports it, and only the hub loads
-that, at the first start of a server: the daemon starts without it.
+This module imports the SDK (as do `stdio.py` and `http_cap.py`); only `link.py`
+imports it, and only the hub loads that, at the first start of a server: the
+daemon starts without it.
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ from typing import IO, Any, TextIO
 
 import psutil
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import Implementation
 
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
+from coding_harness.daemon.mcp.http_cap import capped_http_client
+from coding_harness.daemon.mcp.limits import MessageCap
+from coding_harness.daemon.mcp.stdio import capped_stdio_client
 from coding_harness.daemon.tools.shell.process_tree import EXPECTED_MARKER
 from coding_harness.protocol.version import __version__
 
@@ -52,17 +56,24 @@ async def open_client(
     stderr: TextIO,
     env: Mapping[str, str],
     message_handler: Any,
+    cap: MessageCap,
 ) -> AsyncIterator[Client]:
     """A connected, initialized SDK `Client` for `spec`; `env` resolves its token."""
     async with AsyncExitStack() as stack:
         if spec.command is not None:
-            transport: Any = stdio_client(_stdio_parameters(spec, marker), errlog=stderr)
+            variables = {**dict(spec.env), MARKER_VARIABLE: marker}
+            transport: Any = capped_stdio_client(
+                spec.command, spec.args, env=variables, cwd=spec.cwd, errlog=stderr, cap=cap
+            )
         else:
             assert spec.url is not None
-            http = await stack.enter_async_context(
-                create_mcp_http_client(headers=_headers(spec, env))
+            http = await stack.enter_async_context(capped_http_client(_headers(spec, env), cap))
+            # The SDK's own per-event limit is set past ours, so that ours (which restarts
+            # the link) is the one that trips.
+            events = 2 * cap.limit
+            transport = streamable_http_client(
+                spec.url, http_client=http, max_sse_event_size=events
             )
-            transport = streamable_http_client(spec.url, http_client=http)
         client = Client(
             transport,
             read_timeout_seconds=START_TIMEOUT,
@@ -70,12 +81,6 @@ async def open_client(
             client_info=CLIENT_INFO,
         )
         yield await stack.enter_async_context(client)
-
-
-def _stdio_parameters(spec: McpServerSpec, marker: str) -> StdioServerParameters:
-    assert spec.command is not None
-    env = {**dict(spec.env), MARKER_VARIABLE: marker}
-    return StdioServerParameters(command=spec.command, args=list(spec.args), env=env, cwd=spec.cwd)
 
 
 def _headers(spec: McpServerSpec, env: Mapping[str, str]) -> dict[str, str]:

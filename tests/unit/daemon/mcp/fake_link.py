@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import mcp_types as types
 
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
+from coding_harness.daemon.mcp.catalog import Catalog, build_catalog
 from coding_harness.daemon.mcp.hub import McpHub
 from coding_harness.daemon.mcp.states import FAILED, READY, STARTING, STOPPED, server_entry
 
@@ -79,8 +80,12 @@ class FakeLink:
         self.state = READY
         return True
 
-    async def current_tools(self) -> list[types.Tool]:
-        return self.tools
+    @property
+    def catalog(self) -> Catalog:
+        return build_catalog(self.tools)
+
+    async def current_tools(self) -> Catalog:
+        return self.catalog
 
     async def call(
         self, tool: str, arguments: dict[str, Any], limit: float | None = None
