@@ -36,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from coding_harness.daemon.tools.shell.process import tool_environment
 from coding_harness.protocol import paths
 
 # Under the home folder: where keys, tokens and other people's credentials live.
@@ -169,7 +170,12 @@ def probe() -> Availability:
     trial = [program, *bwrap_arguments(Path("/"), (), network=False), "true"]
     try:
         done = subprocess.run(
-            trial, capture_output=True, text=True, timeout=PROBE_SECONDS, check=False
+            trial,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_SECONDS,
+            check=False,
+            env=tool_environment(),  # never the daemon's keys, even for `true`
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Availability(program=None, reason=f"bwrap did not run ({exc})")
