@@ -6,9 +6,12 @@ first answer wins, wherever it comes from: when the editor answers, the bridge
 sends `approval.respond` (a -32011 means a terminal was quicker, which is fine);
 when `approval.resolved` arrives first (a terminal answered), the editor's
 request is withdrawn with `$/cancel_request` and the tool call shows the
-outcome. `allow_always` (offered for commands) answers yes and adds the command's
-program to the session's allow-list, and this bridge answers the same command
-yes from then on.
+outcome. `allow_always` is offered when the daemon names the allow-list entry
+an "always" means (`allow`: the program and subcommand, `uv run`); it answers
+yes and adds that entry to the session's allow-list (`/allow-cmd uv run`), so
+the daemon asks no more, and this bridge answers the same command yes from then
+on. An approval without an entry (an MCP call, build files changed under `make`)
+is asked every time.
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ class Approvals:
         if request in self.resolved or request in self.asking:
             return
         summary = str(data.get("summary", ""))
-        if data.get("kind") == "command" and summary in self.always.get(view.id, set()):
+        entry = _allow_entry(data)
+        if entry and summary in self.always.get(view.id, set()):
             await self._respond(view.id, request, "yes")
             return
         call = view.last_call or request
@@ -71,8 +75,8 @@ class Approvals:
         decision = _decision(outcome)
         if decision is None:  # the editor cancelled (its prompt was cancelled): others decide
             return
-        if decision == ALWAYS:
-            await self._allow_always(view.id, summary)
+        if decision == ALWAYS and entry:
+            await self._allow_always(view.id, summary, entry)
         await self._respond(view.id, request, "no" if decision == REJECT else "yes")
 
     async def resolved_elsewhere(self, data: dict[str, Any]) -> None:
@@ -105,17 +109,25 @@ class Approvals:
         except RpcFailure as failure:  # answered elsewhere first (-32011): that answer stands
             log.info("approval %s: %s", request, failure.message)
 
-    async def _allow_always(self, session: str, summary: str) -> None:
+    async def _allow_always(self, session: str, summary: str, entry: str) -> None:
         self.always.setdefault(session, set()).add(summary)
-        program = summary.split()[0] if summary.split() else ""
-        if program and "/" not in program:
-            with contextlib.suppress(RpcFailure):
-                params = {"session": session, "allow_command": program}
-                await self.ask(methods.SESSION_CONFIGURE, params)
+        with contextlib.suppress(RpcFailure):
+            params = {"session": session, "allow_command": entry}
+            await self.ask(methods.SESSION_CONFIGURE, params)
+
+
+def _allow_entry(data: dict[str, Any]) -> str:
+    """What "always" adds to the allow-list (`uv run`), as the daemon named it; "" when
+    the approval offers no "always". Never a word of the summary, which is prose."""
+    entry = data.get("allow")
+    if data.get("kind") != "command" or not isinstance(entry, str):
+        return ""
+    return " ".join(entry.split())
 
 
 def _permission_params(view: SessionView, call: str, data: dict[str, Any]) -> dict[str, Any]:
     is_command = data.get("kind") == "command"
+    always = bool(_allow_entry(data))
     path = str(data.get("path", ""))
     content: (
         list[
@@ -128,7 +140,7 @@ def _permission_params(view: SessionView, call: str, data: dict[str, Any]) -> di
     if data.get("diff"):
         content = [view.diff_content(path, str(data["diff"]))]
     options = [schema.PermissionOption(option_id=ALLOW, name="Allow", kind="allow_once")]
-    if is_command:
+    if always:
         options.append(
             schema.PermissionOption(option_id=ALWAYS, name="Always allow", kind="allow_always")
         )

@@ -46,7 +46,8 @@ def _models(models: list[Any]) -> str:
 
 
 def discovery_findings(found: Mapping[str, Any]) -> list[Finding]:
-    """One line per server and key found, then which one a config-less session uses."""
+    """One line per server skipped as another user's, per server and key found, then
+    which one a config-less session uses."""
     lines = [
         info(
             f"found {one_line(str(s['label']), 40)} at localhost:{s['port']} "
@@ -61,15 +62,17 @@ def discovery_findings(found: Mapping[str, Any]) -> list[Finding]:
         )
         for k in found.get("keys") or []
     ]
+    skipped = [
+        info(
+            f"skipped {one_line(str(s['label']), 40)} at localhost:{s['port']}: "
+            f"{one_line(str(s.get('why') or 'not yours'), 120)}; it is never used "
+            f"unless a config file names it"
+        )
+        for s in found.get("skipped") or []
+    ]
     config_file = found.get("config_file", "~/.coding_harness.json")
     if not lines:
-        tried = ", ".join(f"{t['port']} ({t['label']})" for t in found.get("tried") or [])
-        return [
-            info(
-                f"no model server answers on localhost {tried or '(none tried)'}, "
-                f"and no usual key variable is set"
-            )
-        ]
+        return skipped + _nothing(found)
     if found.get("chosen"):
         lines.append(
             info(
@@ -77,4 +80,14 @@ def discovery_findings(found: Mapping[str, Any]) -> list[Finding]:
                 f"save it to {config_file}"
             )
         )
-    return lines
+    return skipped + lines
+
+
+def _nothing(found: Mapping[str, Any]) -> list[Finding]:
+    tried = ", ".join(f"{t['port']} ({t['label']})" for t in found.get("tried") or [])
+    return [
+        info(
+            f"no model server of yours answers on localhost {tried or '(none tried)'}, "
+            f"and no usual key variable is set"
+        )
+    ]

@@ -305,7 +305,7 @@ class SlashCommands(_AgentCommands):
 
     def _allow(self, argument: str) -> None:
         if not argument:
-            self.style.line("usage: /allow-cmd NAME", "yellow")
+            self.style.line("usage: /allow-cmd NAME [SUBCOMMAND] (e.g. cargo, or uv run)", "yellow")
             return
         self._configure(allow_command=argument)
 

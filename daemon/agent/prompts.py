@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from coding_harness.daemon.agent.frames import PROMPT_TAGS, escape_tags
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import decode_text, read_regular
 from coding_harness.daemon.tools.workspace import Workspace
@@ -146,7 +147,8 @@ def system_prompt(
     if services:
         parts.append(services)
     if instructions:
-        parts.append(_INSTRUCTIONS.format(name=AGENTS_FILE, text=instructions))
+        text = escape_tags(instructions, *PROMPT_TAGS)
+        parts.append(_INSTRUCTIONS.format(name=AGENTS_FILE, text=text))
     if plan:
         parts.append(plan)
     return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
@@ -156,7 +158,8 @@ def with_notes(prompt: str, lines: list[str]) -> str:
     """`prompt` followed by the project's notes section; `prompt` as it is without notes."""
     if not lines:
         return prompt
-    return prompt.rstrip("\n") + "\n\n" + _NOTES.format(lines="\n".join(lines)) + "\n"
+    text = escape_tags("\n".join(lines), *PROMPT_TAGS)  # a note cannot close the frame
+    return prompt.rstrip("\n") + "\n\n" + _NOTES.format(lines=text) + "\n"
 
 
 def project_instructions(root: Path) -> str:

@@ -113,6 +113,8 @@ class ApprovalRequest:
     path: str
     diff: str
     summary: str
+    # What an "always" answer adds to the session's allow-list (`uv run`); "": none.
+    allow: str = ""
 
 
 @dataclass(kw_only=True, slots=True)

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from coding_harness.daemon.agent.frames import escape_tags
 from coding_harness.daemon.agent.model_errors import ModelBadRequest
 from coding_harness.daemon.agent.prompts import NOTES_PROMPT
 from coding_harness.daemon.agent.seams import JSONObject, Model, QuietSink, Usage
@@ -208,10 +209,15 @@ _RESPONSE_FORMAT: JSONObject = {
 }
 
 
+def _transcript(job: NotesJob) -> str:
+    """The turn's messages; tool output in them cannot close the transcript's frame."""
+    return escape_tags(transcript(job.messages), "transcript")
+
+
 def _request(job: NotesJob, kept: list[str]) -> JSONObject:
     known = "\n".join(f"- {text}" for text in kept[-20:]) or "(none yet)"
     user = (
-        f"Transcript of the turn:\n<transcript>\n{transcript(job.messages)}\n</transcript>\n\n"
+        f"Transcript of the turn:\n<transcript>\n{_transcript(job)}\n</transcript>\n\n"
         f"Notes already kept for this project (do not repeat them):\n{known}\n\n"
         "Answer with the JSON object only."
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.agent.frames import PROMPT_TAGS, escape_tags
 from coding_harness.daemon.agent.seams import JSONObject
 from coding_harness.daemon.context.window import tokens
 from coding_harness.daemon.index.code_index import CodeIndex
@@ -128,5 +129,5 @@ def with_repo_map(prompt: str, text: str) -> str:
     """`prompt` followed by the map's section; `prompt` as it is without a map."""
     if not text:
         return prompt
-    text = text.replace("</repo-map", "<\\/repo-map")  # a source line cannot close it
+    text = escape_tags(text, *PROMPT_TAGS)  # a source line cannot close it
     return prompt.rstrip("\n") + "\n\n" + _SECTION.format(map=text) + "\n"

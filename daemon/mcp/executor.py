@@ -91,14 +91,14 @@ class McpTools:
         declined = await self._ask(offered, arguments)
         if declined is not None:
             return declined
-        from coding_harness.daemon.mcp.results import result_text  # the SDK's types
+        from coding_harness.daemon.mcp.results import framed, result_text  # the SDK's types
 
         try:
             result = await offered.link.call(offered.tool, arguments, offered.spec.call_timeout)
         except CallFailed as exc:
             server = offered.spec.name
             return f"Error: the MCP tool '{offered.name}' (server '{server}') failed: {exc}."
-        return result_text(offered.name, result)
+        return framed(offered.name, offered.spec.name, result_text(offered.name, result))
 
     async def _ask(self, offered: OfferedTool, arguments: dict[str, Any]) -> str | None:
         """None when the call may go ahead, else the tool result saying why not."""

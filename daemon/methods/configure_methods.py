@@ -23,6 +23,7 @@ from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.session import Session
+from coding_harness.daemon.tools.shell.uv_gate import ASKED_COMMANDS
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
@@ -123,14 +124,23 @@ def _mcp_servers(target: Session, value: Any, client: str) -> Change | None:
     return replace
 
 
-def _allow(target: Session, name: Any) -> Change | None:
-    if name is None:
+def _allow(target: Session, value: Any) -> Change | None:
+    """`/allow-cmd PROGRAM [SUBCOMMAND]`: a program for run_shell, or a command that asks
+    (`uv run`, `uv sync`) to run unasked."""
+    if value is None:
         return None
-    if not isinstance(name, str) or not _COMMAND_NAME.fullmatch(name):
+    name = " ".join(value.split()) if isinstance(value, str) else ""
+    if " " in name and name not in ASKED_COMMANDS:
+        raise errors.InvalidParams(
+            f"allow_command takes a program name, or one of {', '.join(sorted(ASKED_COMMANDS))}"
+        )
+    if " " not in name and not _COMMAND_NAME.fullmatch(name):
         raise errors.InvalidParams("allow_command must be a program name, without a path")
 
     def allow() -> str:
         target.options.extra_commands.add(name)
+        if " " in name:
+            return f"`{name}` now runs without asking in this session"
         return f"run_shell may now run {name!r} in this session"
 
     return allow

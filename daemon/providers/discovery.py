@@ -4,9 +4,13 @@ API key variables are set.
 `discover` asks `GET /v1/models` of the usual local servers (Ollama 11434, LM Studio
 1234, llama.cpp 8080, vLLM 8000), all at once, on the loopback address only, each
 bounded by `PROBE_SECONDS`; a port that refuses, hangs, answers garbage or lists no
-model is skipped, never an error. Then it looks for the usual key variables in the
-submitting client's environment and the daemon's. Each find becomes a ready profile;
-the first server (in that order), else the first key, is `chosen`.
+model is skipped, never an error. A server that answers is used only when its
+listening socket is in a process of this user (`socket_owner.py`): another local
+user's server on a usual port would otherwise get the prompts and the files the
+model reads; it is listed in `skipped`, with why, for `harness doctor`. Then it
+looks for the usual key variables in the submitting client's environment and the
+daemon's. Each find becomes a ready profile; the first server (in that order),
+else the first key, is `chosen`.
 
 `CODING_HARNESS_PROBE_PORTS` (the daemon's environment; `NAME=PORT,...`, or `none`)
 replaces the ports asked, for tests and unusual set-ups; the host stays 127.0.0.1.
@@ -23,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from coding_harness.daemon.providers.socket_owner import listener_owner
 from coding_harness.protocol.config_files import GLOBAL_CONFIG_NAME, parse_json
 
 PROBE_PORTS_VARIABLE = "CODING_HARNESS_PROBE_PORTS"
@@ -136,6 +141,19 @@ class FoundServer:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class SkippedServer:
+    """A server that answered but is not the user's: never used."""
+
+    name: str
+    label: str
+    port: int
+    why: str
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"name": self.name, "label": self.label, "port": self.port, "why": self.why}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class FoundKey:
     name: str
     variable: str
@@ -159,6 +177,7 @@ class Discovery:
     servers: tuple[FoundServer, ...] = ()
     keys: tuple[FoundKey, ...] = ()
     tried: tuple[ProbeTarget, ...] = ()
+    skipped: tuple[SkippedServer, ...] = ()
     seconds: float = 0.0
 
     @property
@@ -202,6 +221,7 @@ class Discovery:
             "profiles": self.profiles(),
             "chosen": self.chosen,
             "tried": [{"name": t.name, "label": t.label, "port": t.port} for t in self.tried],
+            "skipped": [skipped.to_wire() for skipped in self.skipped],
             "seconds": round(self.seconds, 3),
             "config_file": CONFIG_FILE,
         }
@@ -261,8 +281,25 @@ async def _probe(client: httpx.AsyncClient, target: ProbeTarget) -> FoundServer 
     return FoundServer(name=target.name, label=target.label, port=target.port, models=models)
 
 
-async def find_servers(targets: tuple[ProbeTarget, ...]) -> tuple[FoundServer, ...]:
-    """The targets that list at least one model, in the targets' order."""
+async def find_servers(
+    targets: tuple[ProbeTarget, ...],
+) -> tuple[tuple[FoundServer, ...], tuple[SkippedServer, ...]]:
+    """The targets that list at least one model and are the user's, in the targets'
+    order; and those that list models but are another user's."""
+    answering = await _answering(targets)
+    owners = await asyncio.gather(
+        *(asyncio.to_thread(listener_owner, found.port) for found in answering)
+    )
+    ours = tuple(found for found, owner in zip(answering, owners, strict=True) if owner.ours)
+    skipped = tuple(
+        SkippedServer(name=found.name, label=found.label, port=found.port, why=owner.why)
+        for found, owner in zip(answering, owners, strict=True)
+        if not owner.ours
+    )
+    return ours, skipped
+
+
+async def _answering(targets: tuple[ProbeTarget, ...]) -> tuple[FoundServer, ...]:
     if not targets:
         return ()
     timeout = httpx.Timeout(PROBE_SECONDS, connect=CONNECT_SECONDS)
@@ -293,10 +330,11 @@ async def discover(
     targets = probe_targets(own)
     loop = asyncio.get_running_loop()
     started = loop.time()
-    servers = await find_servers(targets)
+    servers, skipped = await find_servers(targets)
     return Discovery(
         servers=servers,
         keys=find_keys(client_env, own),
         tried=targets,
+        skipped=skipped,
         seconds=loop.time() - started,
     )

@@ -84,6 +84,7 @@ class PendingApprovals:
                 "path": request.path,
                 "diff": request.diff,
                 "summary": request.summary,
+                "allow": request.allow,
             },
         )
         self._pending[request_id] = _Pending(request=request, future=future, seq=event.seq)

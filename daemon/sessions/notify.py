@@ -6,8 +6,10 @@ the folder and the file, and the user's `notify.command`, run by `/bin/sh`
 with the request as JSON on standard input (so it can be forwarded to a phone
 or a chat). Each program runs in a process group of its own, with the tool
 allow-list of the environment (never the daemon's secrets), at most
-`SEND_LIMIT` seconds, after which the group is killed. What it printed goes to
-the daemon log; a failure is logged, never raised. The terminal bell is not
+`SEND_LIMIT` seconds, after which the group is killed (and with the daemon:
+parent-death signal). Each is known to the command keeper as the daemon's own
+child, so it is never swept as a tool command's leftover. What it printed goes
+to the daemon log; a failure is logged, never raised. The terminal bell is not
 here: each client times the wait itself.
 """
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coding_harness.daemon.config.notify_settings import NotifySettings
+from coding_harness.daemon.tools.shell.containment import command_keeper
 from coding_harness.daemon.tools.shell.process import shorten, tool_environment
 
 log = logging.getLogger(__name__)
@@ -116,16 +119,21 @@ def desktop_argv(waiting: WaitingApproval, mode: str) -> list[str] | None:
 async def run_limited(argv: list[str], stdin: bytes | None, cwd: Path, what: str) -> None:
     """Run `argv` for at most SEND_LIMIT s, its output to the log; never raises."""
     env = tool_environment(passed=DESKTOP_VARIABLES)
+    keeper = command_keeper()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-            env=env,
-        )
+        with keeper.starting_own() as child:  # ours: never swept as a tool's leftover
+            name, marker = child.environment_entry()
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=cwd,
+                stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                env={**env, name: marker},
+                preexec_fn=keeper.child_setup(),
+            )
+            keeper.own(proc.pid)
     except OSError as exc:
         log.warning("%s: cannot run %s: %s", what, argv[0], exc.strerror or exc)
         return

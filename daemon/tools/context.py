@@ -9,6 +9,7 @@ addresses, no web search, every write asked (permission mode `ask`).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -90,8 +91,10 @@ class ToolContext:
     command_timeout: float = 120.0
     check_timeout: float = 600.0
     outcome: TurnOutcome = field(default_factory=TurnOutcome)
-    # Programs run_shell accepts besides its built-in list (`/allow-cmd NAME`).
-    extra_commands: frozenset[str] = frozenset()
+    # Programs run_shell accepts besides its built-in list (`/allow-cmd NAME`), and the
+    # commands that ask but need not (`uv run`): the session's own set, so an "always"
+    # answered during the turn holds for the rest of it.
+    extra_commands: AbstractSet[str] = frozenset()
     # fetch_url's limits; `FetchPolicy(allow_private=True)` lets it reach loopback.
     fetch: FetchPolicy = field(default_factory=FetchPolicy)
     # The session's web search engine; None keeps web_search out of the tool list.

@@ -95,7 +95,7 @@ def tool_context(
         command_timeout=config.agent.command_timeout,
         check_timeout=config.agent.check_timeout,
         outcome=outcome,
-        extra_commands=frozenset(session.options.extra_commands),
+        extra_commands=session.options.extra_commands,
         fetch=FetchPolicy(allow_private=config.agent.fetch_private_urls),
         search=_search(session, config),
         plans=plans,

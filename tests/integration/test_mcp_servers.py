@@ -78,8 +78,12 @@ def test_time_server_answer_reaches_the_model(
     ]
     assert "timezone" in schema["parameters"]["properties"]
     assert "mcp__time__convert_time" in offered_tools(model)
-    [answer] = tool_results(model)
-    assert json.loads(answer)["timezone"] == "UTC" and "datetime" in json.loads(answer)
+    [framed] = tool_results(model)
+    head, *body, end = framed.splitlines()  # the server's answer, framed as its data
+    assert head.startswith("[result of the MCP tool 'mcp__time__get_current_time'")
+    assert end == "[end of MCP tool result]"
+    answer = json.loads("\n".join(body))
+    assert answer["timezone"] == "UTC" and "datetime" in answer
 
 
 def test_fetch_server_reads_a_loopback_page(
@@ -132,7 +136,7 @@ def test_http_server_with_bearer_token_from_the_client_and_headers(
     result = run_harness(["-p", "add them"], env=env, cwd=sandbox.workspace)
     assert result.returncode == 0, result.stderr
     echo, added = tool_results(model)
-    assert echo == "over HTTP"
+    assert echo.splitlines()[1:-1] == ["over HTTP"]  # in its frame
     assert '"sum"' in added and "42" in added
 
 
@@ -160,7 +164,7 @@ def test_error_results_timeouts_and_images_reach_the_model(
     assert "timed out" in hung.lower() or "timeout" in hung.lower()
     assert "image" in image.lower() and PIXEL_TEXT not in image
     # A timed-out call leaves the server usable: the next call is answered.
-    assert tool_results(model)[-1] == "still here"
+    assert tool_results(model)[-1].splitlines()[1:-1] == ["still here"]  # in its frame
 
 
 def git_repository(path: Path, env: dict[str, str]) -> Path:

@@ -15,7 +15,8 @@ waits for):
 - when a command ends, its group and session are killed, and so is every
   adoptee (with all its descendants) that does not carry the token of a
   command still running; one whose environment cannot be read or was cleared
-  is spared only while some command runs;
+  is spared only while some command runs or one of the daemon's own children
+  starts (between its fork and its exec it has the daemon's environment);
 - every `scan_seconds` while anything is running or left, the same, and
   dead adoptees are reaped with `waitpid` of their own pid, never -1: only
   a zombie already seen half a second earlier. asyncio's child watcher
@@ -27,8 +28,11 @@ waits for):
 
 Where the daemon cannot be a subreaper (not Linux), an ending command's
 processes are found by their token among all processes instead.
-Code that starts a process in its own session other than through
-`run_process` must `own()` it, or it counts as an adoptee.
+The daemon's own children (notify commands, MCP servers) are known
+positively: they are started with a fresh `EXPECTED_MARKER` the keeper was
+told to `expect`, then `own`ed by pid, and never swept; `starting_own` does
+the three steps. Code that starts a process in its own session other than
+through `run_process` must do so, or it counts as an adoptee.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from coding_harness.daemon.tools.shell import prctl, process_tree
@@ -66,6 +70,16 @@ class Command:
 
     def environment_entry(self) -> tuple[str, str]:
         return MARKER, self.token
+
+
+@dataclass(kw_only=True, slots=True, frozen=True)
+class OwnChild:
+    """One of the daemon's own children while it starts (`CommandKeeper.starting_own`)."""
+
+    marker: str
+
+    def environment_entry(self) -> tuple[str, str]:
+        return EXPECTED_MARKER, self.marker
 
 
 class CommandKeeper:
@@ -129,6 +143,17 @@ class CommandKeeper:
             self._adopted.pop(info.key, None)
         return info
 
+    @contextlib.contextmanager
+    def starting_own(self) -> Iterator[OwnChild]:
+        """Around the start of one of the daemon's own children: give it
+        `child.environment_entry()`, then `own` it by pid before the block ends."""
+        child = OwnChild(marker=secrets.token_hex(12))
+        self.expect(child.marker)
+        try:
+            yield child
+        finally:
+            self.unexpect(child.marker)
+
     def end(self, command: Command) -> None:
         """The command is over: end its group, its session and its strays."""
         self._commands.pop(command.token, None)
@@ -173,7 +198,9 @@ class CommandKeeper:
             return
         table = process_tree.snapshot() if table is None else table
         me, my_session, now = os.getpid(), os.getsid(0), time.monotonic()
-        self._own &= {p.key for p in table.values() if p.ppid == me}
+        # `table` may predate an `own` of a moment ago: keep what is still our child.
+        children = {p.key for p in table.values() if p.ppid == me}
+        self._own = {key for key in self._own if key in children or _is_child(key, me)}
         adoptees = [
             p
             for p in table.values()
@@ -204,8 +231,8 @@ class CommandKeeper:
         return process_tree.command_token(pid, EXPECTED_MARKER) in self._expected
 
     def _spared(self, token: str | None) -> bool:
-        if token is None:
-            return bool(self._commands)
+        if token is None:  # cleared, closed, or a child of ours between fork and exec
+            return bool(self._commands or self._expected)
         return token in self._commands
 
     def _group_members(self, table: dict[int, ProcInfo], command: Command) -> list[int]:
@@ -249,6 +276,11 @@ class CommandKeeper:
             for (pid, start), token in self._adopted.items()
         ]
         self._record.write(entries)
+
+
+def _is_child(key: Key, parent: int) -> bool:
+    info = process_tree.read_proc(key[0])
+    return info is not None and info.key == key and info.ppid == parent
 
 
 def _reap(pid: int) -> None:

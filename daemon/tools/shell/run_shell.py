@@ -18,6 +18,7 @@ import re
 import shlex
 import stat
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 from coding_harness.daemon.tools.build_files import confirm_build_files
@@ -67,7 +68,7 @@ async def run_shell(ctx: ToolContext, command: str) -> str:
     return _report(output, result, ctx.command_timeout)
 
 
-def allowed_extras(names: frozenset[str]) -> frozenset[str]:
+def allowed_extras(names: AbstractSet[str]) -> frozenset[str]:
     """The session's extra programs that are bare, visible command names."""
     return frozenset(
         name for name in names if _COMMAND_NAME.fullmatch(name) and not is_hidden_name(name)

@@ -24,8 +24,9 @@ once per daemon by running it (`probe`, which the daemon calls in a worker
 thread at start, so no turn waits for it on the event loop): it needs
 unprivileged user namespaces, which some kernels and containers turn off.
 A session whose workspace is the home folder, or holds it (`/`), is told once
-what that means (`wide_workspace_notice`). macOS's sandbox-exec is not used (not built yet: there, "auto" runs commands
-unsandboxed with the notice and "required" refuses them).
+what that means (`wide_workspace_notice`). macOS's sandbox-exec is not used (not
+built yet: there, "auto" runs commands unsandboxed with the notice and "required"
+refuses them).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from coding_harness.daemon.tools.shell.process import tool_environment
 from coding_harness.daemon.tools.shell.sandbox_mounts import View, bwrap_arguments
 from coding_harness.protocol import paths
 
@@ -168,7 +170,12 @@ def probe() -> Availability:
     trial = [program, *TRIAL, "true"]
     try:
         done = subprocess.run(
-            trial, capture_output=True, text=True, timeout=PROBE_SECONDS, check=False
+            trial,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_SECONDS,
+            check=False,
+            env=tool_environment(),  # never the daemon's keys, even for `true`
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Availability(program=None, reason=f"bwrap did not run ({exc})")

@@ -97,6 +97,12 @@ def _refusal(words: tuple[str, ...]) -> ToolRefusal:
     return ToolRefusal(f"refused: '{shown}' {why}. {allowed_uv_commands()}")
 
 
+# The commands an "always" answer or `/allow-cmd uv run` lets run unasked.
+ASKED_COMMANDS = frozenset(
+    " ".join(["uv", *words]) for words, command in UV_COMMANDS.items() if command.access == "ask"
+)
+
+
 def allowed_uv_commands() -> str:
     """One sentence naming the uv commands run_shell runs, and those it asks about."""
     free = ["uv --version"]
@@ -134,6 +140,10 @@ async def ask_to_run(ctx: ToolContext, argv: list[str]) -> str | None:
             f"refused: `{shlex.join(argv)}` may change the workspace, and this session is in "
             "read-only mode (plan mode); put it in your plan as a step instead"
         )
+    # Program and subcommand (`uv run`): what `/allow-cmd` and an "always" answer add.
+    allow = " ".join(["uv", *plan_uv(ctx.workspace, argv[1:]).words])
+    if allow in ctx.extra_commands:
+        return None
     notes = await asyncio.to_thread(index_notes, ctx.workspace.root)
     shown = shlex.join(argv)
     note = f" (note: {notes})" if notes else ""
@@ -142,7 +152,7 @@ async def ask_to_run(ctx: ToolContext, argv: list[str]) -> str | None:
             ctx.events.emit("notice", {"message": f"running `{shown}`{note}"})
         return None
     summary = f"run the command `{shown}` in the workspace{note}"
-    request = ApprovalRequest(kind="command", path="", diff="", summary=summary)
+    request = ApprovalRequest(kind="command", path="", diff="", summary=summary, allow=allow)
     decision = await ctx.approver.ask(request)
     if decision.decision == "yes":
         return None

@@ -40,7 +40,14 @@ def approvals(editor: FakeEditor, sent: list[tuple[str, dict[str, Any]]]) -> App
     return Approvals(editor=editor, ask=ask)  # type: ignore[arg-type]
 
 
-COMMAND = {"request": "r1", "kind": "command", "path": "", "diff": "", "summary": "uv run pytest"}
+COMMAND = {
+    "request": "r1",
+    "kind": "command",
+    "path": "",
+    "diff": "",
+    "summary": "run the command `uv run pytest` in the workspace",
+    "allow": "uv run",
+}
 
 
 def test_always_allow_answers_yes_widens_the_allow_list_and_skips_the_next_question() -> None:
@@ -58,7 +65,7 @@ def test_always_allow_answers_yes_widens_the_allow_list_and_skips_the_next_quest
     assert [o["kind"] for o in asked["options"]] == ["allow_once", "allow_always", "reject_once"]
     assert asked["toolCall"]["kind"] == "execute"
     assert sent == [
-        ("session.configure", {"session": "s1", "allow_command": "uv"}),
+        ("session.configure", {"session": "s1", "allow_command": "uv run"}),
         ("approval.respond", {"request": "r1", "decision": "yes", "session": "s1"}),
         ("approval.respond", {"request": "r2", "decision": "yes", "session": "s1"}),
     ]
@@ -105,3 +112,23 @@ def test_an_answer_from_elsewhere_withdraws_the_open_question() -> None:
         "status": "failed",
     }
     assert sent == []
+
+
+def test_a_command_without_an_allow_entry_offers_no_always() -> None:
+    """An MCP call names no allow-list entry: no word of its summary ("call") is
+    allowed, and it is asked each time (issue 25, item 19)."""
+    editor = FakeEditor([{"outcome": "selected", "optionId": "allow_always"}] * 2)
+    sent: list[tuple[str, dict[str, Any]]] = []
+    view = SessionView("s1", "/w")
+    mcp = {**COMMAND, "summary": "call the MCP tool `mcp__t__x` (server 't') with {}"}
+    del mcp["allow"]
+
+    async def main() -> None:
+        gate = approvals(editor, sent)
+        await gate.requested(view, mcp)
+        await gate.requested(view, {**mcp, "request": "r2"})
+
+    asyncio.run(main())
+    assert [o["kind"] for o in editor.asked[0]["options"]] == ["allow_once", "reject_once"]
+    assert len(editor.asked) == 2
+    assert [method for method, _ in sent] == ["approval.respond", "approval.respond"]

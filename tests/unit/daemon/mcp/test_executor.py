@@ -14,6 +14,7 @@ import pytest
 from coding_harness.daemon.agent.seams import JSONObject, ToolCall
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
 from coding_harness.daemon.mcp.executor import McpTools, OfferedTool
+from coding_harness.daemon.mcp.results import framed
 from coding_harness.daemon.mcp.states import CallFailed
 from coding_harness.daemon.security.secrets import REDACTED, collect_secrets
 from coding_harness.daemon.tools.builtin import build_tools
@@ -88,6 +89,11 @@ def setup(
     return McpTools(inner, offered, ctx), link, inner
 
 
+def answered(name: str) -> str:
+    """The tool result of a call of `name` that answered "the answer", in its frame."""
+    return framed(name, "s", "the answer")
+
+
 def call(tools: McpTools, name: str, arguments: str | dict[str, Any]) -> str:
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return run(tools.execute(ToolCall(id="c1", name=name, arguments=raw)))
@@ -96,7 +102,7 @@ def call(tools: McpTools, name: str, arguments: str | dict[str, Any]) -> str:
 def test_approve_always_asks_like_a_command_and_yes_runs(tmp_path: Path) -> None:
     approver = ScriptedApprover(("yes", ""))
     tools, link, _ = setup(tmp_path, approver)
-    assert call(tools, LOOKUP, {"q": "zürich"}) == "the answer"
+    assert call(tools, LOOKUP, {"q": "zürich"}) == answered(LOOKUP)
     (request,) = approver.requests
     assert request.kind == "command" and (request.path, request.diff) == ("", "")
     assert LOOKUP in request.summary and "server 's'" in request.summary
@@ -128,14 +134,14 @@ def test_long_arguments_are_shortened_in_the_question(tmp_path: Path) -> None:
 
 def test_approve_never_runs_without_asking(tmp_path: Path) -> None:
     tools, link, _ = setup(tmp_path, approve="never")  # the approver fails if asked
-    assert call(tools, WRITE, {"q": "1"}) == "the answer"
+    assert call(tools, WRITE, {"q": "1"}) == answered(WRITE)
     assert link.calls == [("write", {"q": "1"})]
 
 
 def test_listed_tools_run_without_asking_and_the_rest_ask(tmp_path: Path) -> None:
     approver = ScriptedApprover(("no", ""))
     tools, link, _ = setup(tmp_path, approver, approve=("lookup",))
-    assert call(tools, LOOKUP, {}) == "the answer"
+    assert call(tools, LOOKUP, {}) == answered(LOOKUP)
     assert "declined" in call(tools, WRITE, {})
     assert [WRITE in r.summary for r in approver.requests] == [True]
     assert link.calls == [("lookup", {})]
@@ -143,7 +149,7 @@ def test_listed_tools_run_without_asking_and_the_rest_ask(tmp_path: Path) -> Non
 
 def test_auto_approve_runs_without_asking(tmp_path: Path) -> None:
     tools, link, _ = setup(tmp_path, auto_approve=True)
-    assert call(tools, WRITE, {"q": "1"}) == "the answer" and len(link.calls) == 1
+    assert call(tools, WRITE, {"q": "1"}) == answered(WRITE) and len(link.calls) == 1
 
 
 def test_read_only_mode_offers_only_read_only_tools(tmp_path: Path) -> None:
@@ -152,7 +158,7 @@ def test_read_only_mode_offers_only_read_only_tools(tmp_path: Path) -> None:
     assert names == ["read_file", LOOKUP]
     assert call(tools, WRITE, {"q": "1"}) == f"Error: there is no tool named '{WRITE}'."
     assert [c.name for c in inner.calls] == [WRITE] and link.calls == []
-    assert call(tools, LOOKUP, {"q": "1"}) == "the answer"
+    assert call(tools, LOOKUP, {"q": "1"}) == answered(LOOKUP)
 
 
 def test_read_only_mode_answers_other_tools_as_unknown_with_the_real_tools(
@@ -210,7 +216,7 @@ def test_a_json_escaped_secret_is_refused_too(tmp_path: Path) -> None:
 def test_a_secret_in_the_result_is_redacted(tmp_path: Path) -> None:
     tools, link, _ = setup(tmp_path, approve="never", secrets=SECRETS)
     link.answer = f"config says {KEY}"
-    assert call(tools, LOOKUP, {}) == f"config says {REDACTED}"
+    assert call(tools, LOOKUP, {}) == framed(LOOKUP, "s", f"config says {REDACTED}")
 
 
 def test_a_failed_call_is_a_result_naming_the_server(tmp_path: Path) -> None:
@@ -230,7 +236,7 @@ def test_other_calls_go_to_the_turns_own_tools(tmp_path: Path) -> None:
 
 def test_a_name_with_spaces_around_it_is_still_the_mcp_tool(tmp_path: Path) -> None:
     tools, link, _ = setup(tmp_path, approve="never")
-    assert call(tools, f" {LOOKUP}\n", {}) == "the answer" and len(link.calls) == 1
+    assert call(tools, f" {LOOKUP}\n", {}) == answered(LOOKUP) and len(link.calls) == 1
 
 
 def test_schemas_are_the_turns_own_then_each_offered_tool(tmp_path: Path) -> None:

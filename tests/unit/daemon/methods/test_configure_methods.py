@@ -34,6 +34,8 @@ def test_configure_changes_options_and_tells_every_client_who(rig: Rig) -> None:
     ("params", "message"),
     [
         ({"allow_command": "/bin/rm"}, "without a path"),
+        ({"allow_command": "cargo test"}, "a program name, or one of uv run, uv sync"),
+        ({"allow_command": "uv pip"}, "a program name, or one of uv run, uv sync"),
         ({"search": "altavista"}, "search must be true, false or one of"),
         ({"token_budget": -1}, "token_budget must be a whole number"),
         ({"debug": "yes"}, "debug must be true or false"),
@@ -64,5 +66,19 @@ def test_a_refused_configure_changes_nothing(rig: Rig) -> None:
             assert target is not None
             assert "cargo" not in target.options.extra_commands
             assert not [e for e in target.events if e.kind == "notice"]
+
+    asyncio.run(main())
+
+
+def test_a_command_that_asks_is_allowed_by_program_and_subcommand(rig: Rig) -> None:
+    """`/allow-cmd uv run` (and ACP's "Always allow" on a uv run): the entry is the pair."""
+
+    async def main() -> None:
+        async with connected() as conn:
+            created = await s.session_create(rig.parts, conn, cwd=str(rig.workspace))
+            answer = await cm.session_configure(
+                rig.parts, conn, session=created["session"], allow_command=" uv  run "
+            )
+            assert answer["options"]["allowed_commands"] == ["uv run"]
 
     asyncio.run(main())

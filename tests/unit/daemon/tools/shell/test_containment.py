@@ -195,6 +195,42 @@ def test_a_child_starting_with_an_expected_marker_is_spared_until_owned(
     assert not process_gone(process.pid, within=0)
 
 
+def test_an_owned_child_survives_a_scan_of_a_table_taken_before_it_started(
+    spawned: list[subprocess.Popen[bytes]],
+) -> None:
+    """The keeper's scan reads /proc in a thread: a notify command owned while that ran
+    is missing from the table, and must stay owned for the next scan (issue 25, 18)."""
+    keeper = adopting_keeper()
+    stale = process_tree.snapshot()
+    with keeper.starting_own() as child:
+        name, marker = child.environment_entry()
+        process = subprocess.Popen(
+            ["sh", "-c", "echo $$; exec sleep 1000"],
+            stdout=subprocess.PIPE,
+            env={"PATH": os.environ["PATH"], name: marker},
+            start_new_session=True,
+        )
+        spawned.append(process)
+        keeper.own(process.pid)
+    keeper.scan(stale)
+    keeper.scan()
+    assert not process_gone(process.pid, within=0.5)  # time for a SIGKILL to land
+
+
+def test_a_child_with_the_daemons_environment_is_spared_while_one_of_ours_starts(
+    spawned: list[subprocess.Popen[bytes]],
+) -> None:
+    """Between fork and exec a child has no marker yet; while one of the daemon's own
+    children starts, such a child is not killed. Once none starts, it is."""
+    keeper = adopting_keeper()
+    _, unmarked = start(spawned, "echo $$; exec sleep 1000")
+    with keeper.starting_own():
+        keeper.scan()
+        assert not process_gone(unmarked, within=0.5)  # time for a SIGKILL to land
+    keeper.scan()
+    assert process_gone(unmarked)
+
+
 def reaped(keeper: CommandKeeper, pid: int) -> bool:
     """One scan of the keeper, then whether `pid` is gone from the process table."""
     keeper.scan()

@@ -19,6 +19,7 @@ from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.shell.run_shell import run_shell
 from coding_harness.daemon.tools.shell.uv_gate import index_notes
 from coding_harness.daemon.tools.shell.uv_rules import UV_GLOBAL
+from coding_harness.protocol.modes import READ_ONLY
 from tests.support.tool_context import RecordingSink, ScriptedApprover, build_project, make_ctx, run
 
 
@@ -102,6 +103,7 @@ def test_uv_run_and_sync_are_asked_and_no_runs_nothing(
     assert request.kind == "command"
     assert request.diff == ""
     assert request.summary == f"run the command `{command_shown(command)}` in the workspace"
+    assert request.allow == ("uv sync" if "sync" in command else "uv run")  # what "always" adds
 
 
 def command_shown(command: str) -> str:
@@ -114,6 +116,20 @@ def test_a_yes_runs_the_asked_command(root: Path, uv_log: Path, command: str) ->
     assert result == "fake uv ran\n(exit 0)"
     assert len(asked) == 1
     assert runs(uv_log) == [command.removeprefix("uv ")]
+
+
+def test_an_allowed_uv_run_runs_unasked_but_not_uv_sync_or_in_read_only(
+    root: Path, uv_log: Path
+) -> None:
+    """`/allow-cmd uv run`, or "always" on a uv run: that pair only (issue 25, item 19)."""
+    allowed = {"extra_commands": {"uv run"}}
+    result, asked, _ = shell(root, "uv -q run pytest", **allowed)
+    assert result == "fake uv ran\n(exit 0)" and asked == []
+    _, asked, _ = shell(root, "uv sync", ("no", ""), **allowed)
+    assert len(asked) == 1
+    result, _, _ = shell(root, "uv run pytest", mode=READ_ONLY, **allowed)
+    assert "read-only mode" in result
+    assert runs(uv_log) == ["-q run pytest"]
 
 
 def test_skip_gives_the_model_the_reason(root: Path, uv_log: Path) -> None:
