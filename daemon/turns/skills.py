@@ -19,6 +19,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coding_harness.daemon.agent.frames import escape_tags
 from coding_harness.daemon.agent.seams import JSONObject
 
 SKILL_FILE = "SKILL.md"
@@ -178,7 +179,8 @@ def skill_request(skill: Skill, task: str) -> str:
     """The turn's request: the skill's instructions, then the task they apply to."""
     text = _read(skill.path, skill.workspace)
     cut = len(text) > SKILL_CAP_CHARS
-    body = body_of(text[:SKILL_CAP_CHARS]).strip()
+    # A skill's body may not close its frame: the task after it is the user's.
+    body = escape_tags(body_of(text[:SKILL_CAP_CHARS]).strip(), "skill")
     note = "\n[the skill file was cut off here]" if cut else ""
     task = task.strip() or "No task was given: do what the skill itself describes."
     return (
