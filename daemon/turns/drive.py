@@ -177,7 +177,7 @@ def project_notes(deps: TurnDeps, session: Session) -> list[str]:
         return kept[1]
     project = str(session.cwd)
     try:
-        notes = session.store.project_notes(project) if session.store is not None else []
+        notes = session.store.notes.read(project) if session.store is not None else []
     except sqlite3.Error as exc:
         log.warning("the project's notes could not be read (%s)", exc)
         notes = []
