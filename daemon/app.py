@@ -11,7 +11,9 @@ record and tell the service manager (STOPPING=1), let running turns finish
 for `drain_seconds` (a turn waiting for an approval is not waited for), cancel
 the rest, close provider connections, remove the socket if this daemon made
 it. The record is written once the socket is bound, before anyone is
-answered, and READY=1 sent once serving (`service.py`).
+answered, and READY=1 sent once serving (`service.py`). The steps themselves
+(hardening, the record, reload, the watches, the drain) are `lifecycle.py`'s;
+this module builds the parts and runs the steps in their order.
 """
 
 from __future__ import annotations
@@ -26,22 +28,22 @@ from typing import Any
 
 import psutil
 
+from coding_harness.daemon import lifecycle
 from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.index.hub import IndexHub
 from coding_harness.daemon.mcp.hub import McpHub, user_servers
 from coding_harness.daemon.methods import MethodParts, build_methods
-from coding_harness.daemon.providers.pool import ProviderPool, pool_key
-from coding_harness.daemon.security.credentials import load_credentials
+from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Endpoint
-from coding_harness.daemon.server.service import ServiceContext, remove_record, write_record
+from coding_harness.daemon.server.service import ServiceContext
 from coding_harness.daemon.server.socket_server import SocketServer
 from coding_harness.daemon.sessions.session import EVENT_LOG_LIMIT, SessionTable
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.store.restore import restore_sessions, tell_store_problem
 from coding_harness.daemon.store.state_lock import StateLock
 from coding_harness.daemon.tools.builtin import build_tools
-from coding_harness.daemon.tools.shell import prctl, process_tree, sandbox
+from coding_harness.daemon.tools.shell import process_tree, sandbox
 from coding_harness.daemon.tools.shell.containment import command_keeper
 from coding_harness.daemon.tools.shell.leftovers import RECORD_NAME, LeftoverRecord
 from coding_harness.daemon.turns.runner import TurnRunner
@@ -52,14 +54,10 @@ from coding_harness.protocol.version import PROTOCOL_VERSION, __version__
 log = logging.getLogger(__name__)
 
 STORE_NAME = "sessions.db"
-# Events are written with each completed step, and at least this often.
-EVENT_FLUSH_SECONDS = 0.25
-
 # How often the daemon checks that its socket path still names its socket.
 SELF_CHECK_SECONDS = 5.0
 # How long a stop waits for running turns before cancelling them.
 DRAIN_SECONDS = 10.0
-DRAIN_POLL_SECONDS = 0.05
 
 
 class Daemon:
@@ -126,11 +124,11 @@ class Daemon:
 
     async def run(self, service: ServiceContext | None = None) -> None:
         self.service = service = service or ServiceContext()
-        self._harden()
+        lifecycle.harden(self.keeper)
         try:
             await self.server.start(service.listen_socket, on_bound=self._take_over_state)
         except BaseException:
-            self._remove_record()
+            lifecycle.remove_discovery_record(service)
             await self.server.close()
             self._state_lock.release()
             raise
@@ -140,8 +138,13 @@ class Daemon:
         loop.add_signal_handler(signal.SIGHUP, self._reload_in_background)
         log.info("harnessd %s serving on %s (pid %d)", __version__, self.socket_path, os.getpid())
         self._announce()
-        flusher = asyncio.create_task(self._flush_events_forever(), name="event-flusher")
-        watcher = asyncio.create_task(self._watch_socket_path(), name="socket-watch")
+        flusher = asyncio.create_task(
+            lifecycle.flush_events_forever(self.sessions), name="event-flusher"
+        )
+        watch = lifecycle.watch_socket_path(
+            self.server, self.self_check_seconds, self.socket_path, self.request_stop
+        )
+        watcher = asyncio.create_task(watch, name="socket-watch")
         keeping = asyncio.create_task(self.keeper.watch(), name="process-keeper")
         self.mcp.start_eager(user_servers(self.configs.get(self.home).mcp_servers))
         # Whether bwrap works is found by running it: off the event loop, before a turn asks.
@@ -154,14 +157,14 @@ class Daemon:
             watcher.cancel()
             log.info("shutting down")
             self._withdraw()
-            await self._drain()
+            await lifecycle.drain(self.turns, self.sessions, self.drain_seconds)
             await self.mcp.stop_all()
             await self.index.close()
             keeping.cancel()
             self.keeper.close()
             await self.server.close()
             await self.pool.aclose()
-            self._flush_events()
+            lifecycle.flush_events(self.sessions)
             self.store.close()
             self._state_lock.release()
             log.info("stopped")
@@ -180,41 +183,11 @@ class Daemon:
             if session.cwd == root:
                 session.emit(EventKind.INDEX_STATE, data)
 
-    def _harden(self) -> None:
-        """Before anything is served: close this process to its user's other processes,
-        keep every tool descendant its own, and read keys from credential files."""
-        if not prctl.make_non_dumpable() and prctl.is_dumpable() is not None:
-            log.warning("could not make the daemon non-dumpable: its environ stays readable")
-        self.keeper.enable()
-        load_credentials()
-
-    def reload(self) -> None:
-        """Forget loaded configs; the next session or submit reads the files again.
-
-        A turn in flight keeps the profile it resolved when it started.
-        """
-        self.configs.clear()
-        log.info("configuration reload requested")
-
     async def reload_configuration(self) -> dict[str, Any]:
-        """`daemon.reload` and SIGHUP: reload every config in use (the daemon's home
-        and every session's workspace) and retire only the pooled connections whose
-        profile (name and endpoint origin) is no longer configured; sessions and
-        the other connections stay."""
-        self.reload()
+        """`daemon.reload` and SIGHUP: reload every config in use and retire the pooled
+        connections no configured profile names (`lifecycle.reload_configuration`)."""
         folders = {self.home, *(session.cwd for session in self.sessions.all())}
-        configs = [self.configs.get(folder) for folder in sorted(folders)]
-        keep = {pool_key(profile) for config in configs for profile in config.providers.values()}
-        retired = await self.pool.prune(keep)
-        problems: list[str] = []
-        for config in configs:
-            problems.extend(self.configs.unreported(config))
-        return {
-            "reloaded": True,
-            "workspaces": len(configs),
-            "closed_connections": len(retired),
-            "problems": problems,
-        }
+        return await lifecycle.reload_configuration(self.configs, self.pool, folders)
 
     def _reload_in_background(self) -> None:
         """SIGHUP: what `daemon.reload` does, connections to retired endpoints included."""
@@ -261,17 +234,6 @@ class Daemon:
             "indexes": self.index.status(),
         }
 
-    def discovery_record(self) -> dict[str, Any]:
-        service = self.service or ServiceContext()
-        return {
-            "pid": os.getpid(),
-            "socket": str(self.socket_path),
-            "version": __version__,
-            "started_at": self.started_at,
-            "socket_activated": service.socket_activated,
-            "log_file": str(service.log_file) if service.log_file else None,
-        }
-
     def _take_over_state(self) -> None:
         """The socket is ours: lock the state folder, sweep what a killed daemon's
         tools left running, open the store, restore, record.
@@ -289,21 +251,9 @@ class Daemon:
         self._apply_retention()
         restored = restore_sessions(self.store, self.sessions, EVENT_LOG_LIMIT)
         log.info("restored %d session(s) from %s", restored, self.store.path)
-        self._write_record()
-
-    def _write_record(self) -> None:
-        """The socket is ours and nobody is answered yet: record who serves it."""
         service = self.service or ServiceContext()
-        if service.record_path is not None:
-            try:
-                write_record(service.record_path, self.discovery_record())
-            except OSError as exc:
-                log.warning("could not write %s: %s", service.record_path, exc)
-
-    def _remove_record(self) -> None:
-        service = self.service or ServiceContext()
-        if service.record_path is not None:
-            remove_record(service.record_path, os.getpid())
+        record = lifecycle.discovery_record(self.socket_path, self.started_at, service)
+        lifecycle.write_discovery_record(service, record)
 
     def _announce(self) -> None:
         """Serving (the record is written): tell the service manager."""
@@ -315,31 +265,9 @@ class Daemon:
             return
         self._withdrawn = True
         service = self.service or ServiceContext()
-        self._remove_record()
+        lifecycle.remove_discovery_record(service)
         running = self.turns.running()
         service.notifier.stopping(f"stopping; {running} running turn(s) to finish or cancel")
-
-    async def _drain(self) -> None:
-        """Let running turns finish for up to `drain_seconds`, then cancel the rest.
-
-        A turn waiting for an approval does not hold the stop: only a person can
-        move it on, and the person asked the daemon to stop. It is cancelled
-        (exit code 130, history repaired) with whatever is left when the drain ends.
-        """
-        self.turns.stop_taking()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.drain_seconds
-        if self._working_turns():
-            log.info("waiting up to %.0f s for running turns", self.drain_seconds)
-        # Turns and approvals expose no event to wait on; polling during a stop is cheap.
-        while self._working_turns() and loop.time() < deadline:  # noqa: ASYNC110
-            await asyncio.sleep(DRAIN_POLL_SECONDS)
-        await self.turns.close(0)
-
-    def _working_turns(self) -> int:
-        """Running turns that are not waiting for a person's approval."""
-        waiting = sum(1 for session in self.sessions.all() if session.state == "waiting")
-        return max(0, self.turns.running() - waiting)
 
     def _apply_retention(self) -> None:
         days = self.configs.get(self.home).agent.retention_days
@@ -347,28 +275,6 @@ class Daemon:
             removed = self.store.delete_sessions_before(time.time() - days * 86_400)
             if removed:
                 log.info("retention: removed %d session(s) idle for over %g days", removed, days)
-
-    async def _watch_socket_path(self) -> None:
-        """Stop when the socket file is deleted or replaced by someone else's.
-
-        Clients could no longer reach this daemon, and the next `harness` would
-        start another one. The other socket is left alone.
-        """
-        while True:
-            await asyncio.sleep(self.self_check_seconds)
-            if not self.server.path_is_ours():
-                log.warning("%s is no longer this daemon's socket; stopping", self.socket_path)
-                self.request_stop()
-                return
-
-    async def _flush_events_forever(self) -> None:
-        while True:
-            await asyncio.sleep(EVENT_FLUSH_SECONDS)
-            self._flush_events()
-
-    def _flush_events(self) -> None:
-        for session in self.sessions.all():
-            session.flush_events()
 
     def _forget(self, conn: Connection) -> None:
         self.sessions.detach_everywhere(conn)

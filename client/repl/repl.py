@@ -13,7 +13,7 @@ streams, asks and cancels the same way. The prompt shows the session's permissio
 mode and, after a read-only turn, offers to carry its plan out (`modes.py`).
 History lives in ~/.coding_agent_history.
 A session on a profile the daemon discovered (no config file) is offered once to
-be saved as ~/.coding_harness.json (`first_run`).
+be saved as ~/.coding_harness.json (`first_run`); the banner is `banner.py`'s.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from coding_harness.client.args import OneShotOptions
-from coding_harness.client.render.history import print_history
 from coding_harness.client.render.plain_view import PlainView
 from coding_harness.client.render.printer import PrintOptions, TurnPrinter
 from coding_harness.client.render.sanitize import VisibleWriter, one_line
@@ -39,6 +38,7 @@ from coding_harness.client.render.style import Style, color_wanted, is_terminal
 from coding_harness.client.render.view_protocol import View
 from coding_harness.client.render.views import rich_view
 from coding_harness.client.repl import modes
+from coding_harness.client.repl.banner import KEYS, print_banner
 from coding_harness.client.repl.completer import DaemonValues, SlashCompleter
 from coding_harness.client.repl.events import ReplState
 from coding_harness.client.repl.feed import EventFeed
@@ -51,17 +51,11 @@ from coding_harness.client.session.turn_driver import TurnDriver
 from coding_harness.protocol import errors, exit_codes, methods
 from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
 from coding_harness.protocol.events import Event
-from coding_harness.protocol.history_pages import read_history
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
 
 HISTORY_FILE = Path("~/.coding_agent_history")
-KEYS = (
-    "Enter sends · Esc-Enter or a trailing \\ adds a line · Tab completes · "
-    "Ctrl-R searches history · Ctrl-C cancels a turn · Ctrl-D leaves"
-)
 REASON_QUESTION = "Reason for the model (one line): "
-HISTORY_SHOWN = 20
 ECHO_WIDTH = 200
 
 
@@ -156,7 +150,7 @@ class _Repl:
     # -- the loop ------------------------------------------------------------
     def run(self) -> int:
         if not self.options.quiet:
-            self._banner()
+            print_banner(self.style, self.conn, self.session, bool(self.options.session))
         offer_to_save(self.session, self.style, self._ask_once())
         self.feed.start()
         try:
@@ -206,21 +200,6 @@ class _Repl:
                 "dim",
             )
         return exit_codes.OK
-
-    def _banner(self) -> None:
-        self.style.line(
-            "coding-harness REPL. /help for commands, /quit or Ctrl-D to leave.", "bold"
-        )
-        where = [self.session.get("provider"), self.session.get("model"), self.session["cwd"]]
-        self.style.line(" · ".join(str(part) for part in where if part), "dim")
-        self.style.line(KEYS, "dim")
-        if self.options.session:
-            self.style.line(f"attached to session {self.sid}", "dim")
-            shown = HISTORY_SHOWN
-            total = self.conn.request(methods.SESSION_HISTORY, {"session": self.sid, "limit": 0})
-            if total["total"] > shown:
-                self.style.line(f"({total['total'] - shown} earlier messages not shown)", "dim")
-            print_history(read_history(self.conn, self.sid, offset=-shown), self.style, shown)
 
     def _ask_once(self) -> Callable[[str], str] | None:
         """A one-line question at the terminal, before the prompt opens; None without one."""

@@ -34,7 +34,7 @@ from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.notes_parse import NOTES_SCHEMA, TurnNotes, parse_notes
 from coding_harness.daemon.providers.pool import PoolKey, ProviderPool, pool_key
 from coding_harness.daemon.sessions.session import Session
-from coding_harness.daemon.store.db import UsageRow
+from coding_harness.daemon.store.usage_rows import UsageRow
 from coding_harness.daemon.turns.assemble import api_key, session_secrets
 from coding_harness.daemon.usage.cost import add_cost, cost_usd
 from coding_harness.daemon.usage.spending import TurnSpending, turn_spending
@@ -128,7 +128,7 @@ async def take_notes(job: NotesJob, pool: ProviderPool, refusals: SchemaRefusals
         return TurnNotes()
     try:
         project = str(job.session.cwd)
-        kept = [note.text for note in store.project_notes(project)]
+        kept = [note.text for note in store.notes.read(project)]
         payload = _request(job, kept)
         stop = _spending(job).check(payload["messages"])
         if stop is not None:
@@ -141,7 +141,7 @@ async def take_notes(job: NotesJob, pool: ProviderPool, refusals: SchemaRefusals
         notes = parse_notes(text)
         if notes:
             redact = session_secrets(job.session, job.config).redact
-            store.add_project_notes(project, notes.pairs(), redact)
+            store.notes.add(project, notes.pairs(), redact)
         return notes
     except asyncio.CancelledError:
         raise
@@ -161,7 +161,7 @@ def _spending(job: NotesJob) -> TurnSpending:
         session_limit=limits.spend_limit_session_usd,
         day_limit=limits.spend_limit_day_usd,
         profile=job.profile,
-        store=job.session.store,
+        store=job.session.store.usage if job.session.store is not None else None,
         session_id=job.session.id,
         turn_id=f"{job.turn}:notes",
         session_cost=lambda: job.session.cost_usd,
@@ -299,6 +299,6 @@ def _usage_counter(job: NotesJob) -> Callable[[Usage], None]:
                 completion_tokens=usage.completion_tokens,
                 cost_usd=cost,
             )
-            session.store.record_usage(session.id, [row])
+            session.store.usage.record(session.id, [row])
 
     return count

@@ -84,7 +84,7 @@ def _notes_section(parts: MethodParts, session: Session) -> list[str]:
     if kept is not None:
         return kept
     try:
-        notes = parts.store().project_notes(str(session.cwd))
+        notes = parts.store().notes.read(str(session.cwd))
     except sqlite3.Error as exc:
         log.warning("the project's notes could not be read (%s)", exc)
         return []

@@ -71,7 +71,7 @@ async def daemon_status(parts: MethodParts, conn: Connection) -> dict[str, Any]:
 
 async def stats_get(parts: MethodParts, conn: Connection, session: Any = None) -> dict[str, Any]:
     """Token and cost totals: one session's, and the daemon's per provider and day."""
-    result: dict[str, Any] = {"daily": parts.store().totals_by_provider_day()}
+    result: dict[str, Any] = {"daily": parts.store().usage.totals_by_provider_day()}
     if session is not None:
         target = session_of(parts, session)
         result["session"] = {

@@ -50,7 +50,7 @@ def _project(parts: MethodParts, session: Any, cwd: Any) -> tuple[str, Redact]:
 
 
 def _answer(parts: MethodParts, project: str) -> dict[str, Any]:
-    notes = parts.store().project_notes(project)
+    notes = parts.store().notes.read(project)
     return {"project": project, "notes": [note.to_wire() for note in notes]}
 
 
@@ -111,9 +111,9 @@ async def memory_set(
     try:
         saved = True
         if clear or gone:
-            saved = store.remove_project_notes(project, None if clear else gone)
+            saved = store.notes.remove(project, None if clear else gone)
         if added:
-            saved = store.add_project_notes(project, added, redact) and saved
+            saved = store.notes.add(project, added, redact) and saved
     except sqlite3.Error as exc:
         raise errors.InternalError(f"the notes could not be changed: {exc}") from None
     parts.turns.forget_notes(project)

@@ -1,4 +1,4 @@
-"""The store's table of project notes: its schema, and the rows behind `Store`'s notes methods.
+"""The store's table of project notes: its schema, its rows, and `ProjectNotes` (`store.notes`).
 
 A project is the workspace's real path. Each note is one row (kind, text, its
 normalised text, when it was added). Adding is curated inside the write's own
@@ -15,6 +15,7 @@ import sqlite3
 import time
 
 from coding_harness.daemon.context.notes_curator import MAX_NOTES, Note, Redact, fresh
+from coding_harness.daemon.store.backlog import StoreWriter, Write
 from coding_harness.daemon.store.rows import storable
 
 log = logging.getLogger(__name__)
@@ -91,3 +92,27 @@ def remove_notes(db: sqlite3.Connection, project: str, ids: list[int] | None) ->
     db.executemany(
         f"DELETE FROM {NOTES_TABLE} WHERE project = ? AND id = ?", [(key, i) for i in ids]
     )
+
+
+class ProjectNotes:
+    """The notes table as the store offers it: reads straight from the database, writes
+    through the store's writer (a write the disk refuses is kept for the next)."""
+
+    def __init__(self, db: sqlite3.Connection, writer: StoreWriter) -> None:
+        self._db = db
+        self._writer = writer
+
+    def read(self, project: str) -> list[Note]:
+        """The notes kept for a project (the workspace's real path), oldest first."""
+        return read_notes(self._db, project)
+
+    def add(self, project: str, notes: list[tuple[str, str]], redact: Redact | None = None) -> bool:
+        """Keep (kind, text) notes for a project, curated: cleaned, deduplicated, capped."""
+        now = time.time()
+        return self._writer.write(
+            Write(apply=lambda db: add_notes(db, project, notes, redact, now))
+        )
+
+    def remove(self, project: str, ids: list[int] | None) -> bool:
+        """Remove a project's notes by id; all of them with None."""
+        return self._writer.write(Write(apply=lambda db: remove_notes(db, project, ids)))

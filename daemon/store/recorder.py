@@ -16,8 +16,8 @@ from __future__ import annotations
 from coding_harness.daemon.agent.seams import JSONObject, Usage
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.sessions.session import Session
-from coding_harness.daemon.store.db import UsageRow
 from coding_harness.daemon.store.turn_checkpoints import TurnCheckpoints
+from coding_harness.daemon.store.usage_rows import UsageRow
 from coding_harness.daemon.tools.edit.journal import WRITE_EVENT
 from coding_harness.daemon.usage.cost import cost_usd
 from coding_harness.protocol.methods import EventKind

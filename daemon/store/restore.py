@@ -18,7 +18,8 @@ from pathlib import Path
 from coding_harness.daemon.agent.seams import Usage
 from coding_harness.daemon.sessions.events import Event, turn_finished
 from coding_harness.daemon.sessions.session import Session, SessionTable
-from coding_harness.daemon.store.db import Store, StoredSession
+from coding_harness.daemon.store.db import Store
+from coding_harness.daemon.store.stored_sessions import StoredSession
 from coding_harness.daemon.turns.interrupted import recover_writes
 from coding_harness.protocol import exit_codes
 from coding_harness.protocol.methods import EventKind

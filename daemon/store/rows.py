@@ -1,8 +1,9 @@
-"""How the store's records become rows: JSON and text columns, events, usage.
+"""How the store's records become rows: JSON and text columns, events.
 
 Text the daemon holds may contain a lone surrogate (JSON allows `\\ud800`,
 UTF-8 does not), which SQLite cannot take; here it is escaped inside JSON and
-replaced in plain text columns, so no write ever fails for it.
+replaced in plain text columns, so no write ever fails for it. Usage rows are
+`usage_rows.py`'s.
 """
 
 from __future__ import annotations
@@ -10,35 +11,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-import time
-from dataclasses import dataclass
 from typing import Any
 
 EventRow = tuple[str, int, str, str, float]
-UsageValues = tuple[str, str, str, str, int, int, int, float | None, str, float]
 StoredEvent = tuple[int, str, dict[str, Any], float]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-INSERT_USAGE = (
-    "INSERT INTO usage (session_id, turn, provider, model, prompt_tokens, cached_tokens,"
-    " completion_tokens, cost_usd, day, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
-@dataclass(kw_only=True, slots=True)
-class UsageRow:
-    turn: str
-    provider: str
-    model: str
-    prompt_tokens: int
-    cached_tokens: int
-    completion_tokens: int
-    cost_usd: float | None
-
-
-def usage_day(at: float | None = None) -> str:
-    """The `day` a usage row is filed under: the local date."""
-    return time.strftime("%Y-%m-%d", time.localtime(time.time() if at is None else at))
 
 
 def dump(value: Any) -> str:
@@ -72,19 +50,4 @@ def insert_events(db: sqlite3.Connection, rows: list[EventRow]) -> None:
     db.executemany(
         "INSERT OR IGNORE INTO events (session_id, seq, kind, data, at) VALUES (?, ?, ?, ?, ?)",
         rows,
-    )
-
-
-def usage_values(sid: str, row: UsageRow, now: float) -> UsageValues:
-    return (
-        sid,
-        row.turn,
-        row.provider,
-        row.model,
-        row.prompt_tokens,
-        row.cached_tokens,
-        row.completion_tokens,
-        row.cost_usd,
-        usage_day(now),
-        now,
     )

@@ -281,7 +281,7 @@ def spending_for(
         session_limit=config.agent.spend_limit_session_usd,
         day_limit=config.agent.spend_limit_day_usd,
         profile=profile,
-        store=session.store,
+        store=session.store.usage if session.store is not None else None,
         session_id=session.id,
         turn_id=request.id,
         session_cost=lambda: session.cost_usd,

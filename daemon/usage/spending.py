@@ -23,7 +23,7 @@ from typing import Protocol
 
 from coding_harness.daemon.agent.seams import JSONObject, Usage
 from coding_harness.daemon.config.profiles import ProviderProfile
-from coding_harness.daemon.store.db import usage_day
+from coding_harness.daemon.store.usage_rows import usage_day
 from coding_harness.daemon.usage.cost import cost_usd
 from coding_harness.protocol.config_files import GLOBAL_CONFIG_NAME
 
@@ -36,7 +36,7 @@ Spent = Callable[[], float]
 
 
 class SpendReader(Protocol):
-    """What the store answers about money already spent (see `Store`)."""
+    """What the store answers about money already spent (see `UsageRows`)."""
 
     def spent_today_usd(
         self, *, day: str | None = None, except_turn: tuple[str, str] | None = None

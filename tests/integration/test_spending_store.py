@@ -11,7 +11,8 @@ import pytest
 
 from coding_harness.daemon.agent.seams import Usage
 from coding_harness.daemon.config.profiles import ProviderProfile
-from coding_harness.daemon.store.db import Store, UsageRow, usage_day
+from coding_harness.daemon.store.db import Store
+from coding_harness.daemon.store.usage_rows import UsageRow, usage_day
 from coding_harness.daemon.usage.cost import cost_usd
 from coding_harness.daemon.usage.spending import DAY_KEY, SESSION_KEY, turn_spending
 
@@ -60,45 +61,45 @@ def file_row_on(store: Store, day: str, cost: float) -> None:
 
 
 def test_an_empty_store_has_spent_nothing(store: Store) -> None:
-    assert store.spent_today_usd() == 0.0
-    assert store.spent_session_usd("s1") == 0.0
+    assert store.usage.spent_today_usd() == 0.0
+    assert store.usage.spent_session_usd("s1") == 0.0
 
 
 def test_today_counts_every_session_and_only_today(store: Store) -> None:
     write(store, "s1", row("t1", 0.5), row("t1", 0.25))
     write(store, "s2", row("t7", 1.0))
     file_row_on(store, "2000-01-01", 99.0)
-    assert store.spent_today_usd() == pytest.approx(1.75)
-    assert store.spent_today_usd(day=usage_day()) == pytest.approx(1.75)
-    assert store.spent_today_usd(day="2000-01-01") == pytest.approx(99.0)
+    assert store.usage.spent_today_usd() == pytest.approx(1.75)
+    assert store.usage.spent_today_usd(day=usage_day()) == pytest.approx(1.75)
+    assert store.usage.spent_today_usd(day="2000-01-01") == pytest.approx(99.0)
 
 
 def test_a_session_counts_all_its_days_and_nothing_of_others(store: Store) -> None:
     write(store, "s1", row("t1", 0.5))
     write(store, "s2", row("t7", 1.0))
     file_row_on(store, "2000-01-01", 2.0)
-    assert store.spent_session_usd("s1") == pytest.approx(2.5)
-    assert store.spent_session_usd("s2") == pytest.approx(1.0)
-    assert store.spent_session_usd("nope") == 0.0
+    assert store.usage.spent_session_usd("s1") == pytest.approx(2.5)
+    assert store.usage.spent_session_usd("s2") == pytest.approx(1.0)
+    assert store.usage.spent_session_usd("nope") == 0.0
 
 
 def test_calls_of_unknown_cost_count_as_nothing(store: Store) -> None:
     write(store, "s1", row("t1", None), row("t1", 0.5))
-    assert store.spent_today_usd() == pytest.approx(0.5)
-    assert store.spent_session_usd("s1") == pytest.approx(0.5)
+    assert store.usage.spent_today_usd() == pytest.approx(0.5)
+    assert store.usage.spent_session_usd("s1") == pytest.approx(0.5)
 
 
 def test_one_turn_can_be_left_out(store: Store) -> None:
     write(store, "s1", row("t1", 0.5), row("t2", 0.25))
     write(store, "s2", row("t2", 1.0))  # the same turn id in another session stays in
-    assert store.spent_today_usd(except_turn=("s1", "t2")) == pytest.approx(1.5)
-    assert store.spent_session_usd("s1", except_turn="t2") == pytest.approx(0.5)
+    assert store.usage.spent_today_usd(except_turn=("s1", "t2")) == pytest.approx(1.5)
+    assert store.usage.spent_session_usd("s1", except_turn="t2") == pytest.approx(0.5)
 
 
 def test_usage_survives_the_retention_sweep(store: Store) -> None:
     write(store, "s1", row("t1", 0.5))
     assert store.delete_sessions_before(time.time() + 10) == 2
-    assert store.spent_today_usd() == pytest.approx(0.5)
+    assert store.usage.spent_today_usd() == pytest.approx(0.5)
 
 
 def test_a_turn_counts_written_and_unwritten_calls_once(store: Store) -> None:
@@ -108,7 +109,7 @@ def test_a_turn_counts_written_and_unwritten_calls_once(store: Store) -> None:
         session_limit=0.6,
         day_limit=1.6,
         profile=PROFILE,
-        store=store,
+        store=store.usage,
         session_id="s1",
         turn_id="t2",
         session_cost=lambda: None,

@@ -137,14 +137,14 @@ def test_a_store_made_before_notes_gets_the_table(tmp_path: Path) -> None:
         )
     store = Store(path)
     try:
-        assert store.project_notes("/w") == []
-        assert store.add_project_notes("/w", [("fact", "kept across opens")])
+        assert store.notes.read("/w") == []
+        assert store.notes.add("/w", [("fact", "kept across opens")])
         assert next(iter(store.load_sessions(10))).id == "s"
     finally:
         store.close()
     reopened = Store(path)
     try:
-        assert [n.text for n in reopened.project_notes("/w")] == ["kept across opens"]
+        assert [n.text for n in reopened.notes.read("/w")] == ["kept across opens"]
     finally:
         reopened.close()
 
@@ -152,18 +152,18 @@ def test_a_store_made_before_notes_gets_the_table(tmp_path: Path) -> None:
 def test_notes_are_kept_per_project_deduplicated_and_capped(tmp_path: Path) -> None:
     store = Store(tmp_path / "sessions.db")
     try:
-        store.add_project_notes("/a", [("fact", "A fact"), ("decision", "a fact.")])
-        store.add_project_notes("/b", [("todo", "A fact")])
-        assert [(n.kind, n.text) for n in store.project_notes("/a")] == [("fact", "A fact")]
-        assert [(n.kind, n.text) for n in store.project_notes("/b")] == [("todo", "A fact")]
+        store.notes.add("/a", [("fact", "A fact"), ("decision", "a fact.")])
+        store.notes.add("/b", [("todo", "A fact")])
+        assert [(n.kind, n.text) for n in store.notes.read("/a")] == [("fact", "A fact")]
+        assert [(n.kind, n.text) for n in store.notes.read("/b")] == [("todo", "A fact")]
         for batch in range(6):
-            store.add_project_notes("/a", [("fact", f"note {batch}-{i}") for i in range(10)])
-        kept = store.project_notes("/a")
+            store.notes.add("/a", [("fact", f"note {batch}-{i}") for i in range(10)])
+        kept = store.notes.read("/a")
         assert len(kept) == MAX_NOTES
         assert kept[-1].text == "note 5-9" and "A fact" not in {n.text for n in kept}
-        store.remove_project_notes("/a", [kept[0].id, kept[1].id])
-        assert len(store.project_notes("/a")) == MAX_NOTES - 2
-        store.remove_project_notes("/a", None)
-        assert store.project_notes("/a") == [] and len(store.project_notes("/b")) == 1
+        store.notes.remove("/a", [kept[0].id, kept[1].id])
+        assert len(store.notes.read("/a")) == MAX_NOTES - 2
+        store.notes.remove("/a", None)
+        assert store.notes.read("/a") == [] and len(store.notes.read("/b")) == 1
     finally:
         store.close()

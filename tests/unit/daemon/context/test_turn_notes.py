@@ -95,7 +95,7 @@ def test_a_coding_turn_gets_one_notes_call_after_it_finished(tmp_path: Path) -> 
     assert len(pool.notes.payloads) == 1 and after == ["usage"]
     asked = pool.notes.payloads[0]
     assert asked["max_tokens"] == 1024 and asked["response_format"]["type"] == "json_schema"
-    assert [n.text for n in store.project_notes(str(harness.cwd))] == ["The project has one file"]
+    assert [n.text for n in store.notes.read(str(harness.cwd))] == ["The project has one file"]
     assert harness.session.usage.prompt_tokens == 30
 
 
@@ -132,7 +132,7 @@ def test_a_failing_notes_call_is_no_notes_and_no_event(tmp_path: Path) -> None:
     finished, after = asyncio.run(run(harness, pool, "coding"))
     assert finished["exit_code"] == 0 and finished["reply"] == "Done."
     assert len(pool.notes.payloads) == 1 and after == []
-    assert store.project_notes(str(harness.cwd)) == []
+    assert store.notes.read(str(harness.cwd)) == []
 
 
 def test_the_transcript_is_short_whatever_the_turn_read() -> None:

@@ -23,7 +23,7 @@ def test_session_context_counts_the_projects_notes_section(rig: Rig) -> None:
             created = await s.session_create(rig.parts, conn, cwd=str(rig.workspace))
             before = await c.session_context(rig.parts, conn, session=created["session"])
             project = str(rig.workspace.resolve())
-            assert rig.store.add_project_notes(project, [("fact", NOTE)])
+            assert rig.store.notes.add(project, [("fact", NOTE)])
             after = await c.session_context(rig.parts, conn, session=created["session"])
             assert after["messages"] == before["messages"] == []
             grown = after["total_chars"] - before["total_chars"]

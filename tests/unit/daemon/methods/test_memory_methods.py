@@ -14,7 +14,7 @@ from tests.unit.daemon.methods.conftest import Rig, connected
 
 def test_memory_get_by_cwd_and_by_session_reads_the_projects_notes(rig: Rig) -> None:
     project = str(rig.workspace.resolve())
-    assert rig.store.add_project_notes(project, [("decision", "keep the store in SQLite")])
+    assert rig.store.notes.add(project, [("decision", "keep the store in SQLite")])
 
     async def main() -> None:
         async with connected() as conn:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.store.db import Store, UsageRow
+from coding_harness.daemon.store.db import Store
+from coding_harness.daemon.store.usage_rows import UsageRow
 
 MESSAGE = {"role": "user", "content": "x" * 20_000}
 

@@ -1,26 +1,23 @@
-"""What the turn queue runs: one turn from the route to the reply, or a compaction.
+"""A turn's drive: from the route to the reply, or a compaction between turns.
 
 `drive_turn` wires the turn's parts (plan keeper, tools, model, compactor,
 loop), builds the system prompt (with the project's notes, read once per
 session: see `project_notes`), publishes the route and sends the request
 down it: the general route is one call without tools, the others the tool
 loop. `compact_session` replaces a session's history with a resume brief
-between turns, for `session.compact`.
+between turns, for `session.compact`. What the turn holds as it goes is
+`state.py`'s; the queue that runs it, `runner.py` and `worker.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import functools
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
 
-from coding_harness.daemon.agent.loop import AgentLoop, LoopResult, StopReason
+from coding_harness.daemon.agent.loop import AgentLoop, LoopResult
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.config.hook_settings import USER_PROMPT_SUBMIT
@@ -28,12 +25,11 @@ from coding_harness.daemon.config.loader import Config, home_dir
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.compactor import context_limit
 from coding_harness.daemon.context.notes_curator import prompt_lines
-from coding_harness.daemon.context.plan_book import PlanBook, PlanKeeper
+from coding_harness.daemon.context.plan_book import PlanKeeper
 from coding_harness.daemon.context.plans import Plan
 from coding_harness.daemon.hooks.runner import HookRunner
 from coding_harness.daemon.hooks.tools import HookedTools
 from coding_harness.daemon.hooks.turn_hooks import prompt_context, turn_hooks, until_stopped
-from coding_harness.daemon.index.hub import IndexHub
 from coding_harness.daemon.index.session_map import (
     conversation_texts,
     map_budget,
@@ -42,20 +38,16 @@ from coding_harness.daemon.index.session_map import (
 )
 from coding_harness.daemon.index.symbols import IndexSymbols
 from coding_harness.daemon.mcp.executor import McpTools
-from coding_harness.daemon.mcp.hub import Lease, McpHub
-from coding_harness.daemon.providers.pool import ProviderPool
+from coding_harness.daemon.mcp.hub import Lease
 from coding_harness.daemon.security.secrets import Secrets
-from coding_harness.daemon.sessions.events import turn_finished
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.build_files import BuildFiles, read_build_files
 from coding_harness.daemon.tools.builtin import READ_ONLY_TOOLS
-from coding_harness.daemon.tools.context import ToolContext, TurnOutcome
 from coding_harness.daemon.tools.edit.seen import forget_session
 from coding_harness.daemon.tools.registry import OnlyTools
 from coding_harness.daemon.tools.web.search import SearchEngine
 from coding_harness.daemon.turns.assemble import (
-    TurnRequest,
     build_compactor,
     build_loop,
     model_for,
@@ -64,6 +56,7 @@ from coding_harness.daemon.turns.assemble import (
     turn_system_prompt,
     usage_counter,
 )
+from coding_harness.daemon.turns.background import Background
 from coding_harness.daemon.turns.checkpointing_tools import CheckpointingTools
 from coding_harness.daemon.turns.intent import Ask, model_asker
 from coding_harness.daemon.turns.routing import (
@@ -72,92 +65,10 @@ from coding_harness.daemon.turns.routing import (
     request_text,
     with_search,
 )
-from coding_harness.daemon.usage.cost import cost_usd
-from coding_harness.protocol import exit_codes
+from coding_harness.daemon.turns.state import Turn, TurnDeps
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)
-_T = TypeVar("_T")
-
-
-@dataclass(kw_only=True, slots=True)
-class TurnDeps:
-    """The daemon-wide parts every turn uses."""
-
-    pool: ProviderPool
-    build_tools: Callable[[ToolContext], ToolExecutor]
-    plans: PlanBook
-    # The daemon's MCP servers; None offers no MCP tools.
-    mcp: McpHub | None = None
-    # The daemon's code indexes; None: no repo map and no find_symbol.
-    index: IndexHub | None = None
-    # Each session's notes section, as read at its first turn: session id -> (project, lines).
-    notes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
-
-    def forget_notes(self, project: str) -> None:
-        """The project's notes changed: its sessions read them again at their next turn."""
-        for session_id, (kept_for, _) in list(self.notes.items()):
-            if kept_for == project:
-                del self.notes[session_id]
-
-
-@dataclass(kw_only=True, slots=True)
-class TurnState:
-    """One turn's working list and tallies, from its start to `turn.finished`."""
-
-    working: list[JSONObject]  # [system prompt, *history, *this turn]
-    first: int  # index in `working` of this turn's first message
-    recorder: StepRecorder
-    outcome: TurnOutcome = field(default_factory=TurnOutcome)
-    usage: Usage = field(default_factory=Usage)
-    route: str = ""  # the route the turn took, once decided
-    reply: str = ""
-    exit_code: int = exit_codes.MODEL_ERROR  # until the turn says otherwise
-    profile: ProviderProfile | None = None  # once resolved: it prices the turn
-    stopped: StopReason | None = None  # why the loop stopped short of an answer, if it did
-
-    @classmethod
-    def start(cls, session: Session, request: TurnRequest) -> TurnState:
-        """The working list for `request`: a system prompt written once the turn's
-        facts are known, the session's history, and the request."""
-        working: list[JSONObject] = [
-            {"role": "system", "content": ""},
-            *session.history,
-            {"role": "user", "content": request.text},
-        ]
-        recorder = StepRecorder(session, working, request.id)
-        return cls(working=working, first=len(working) - 1, recorder=recorder)
-
-    def finish(self, reply: str, exit_code: int, stopped: StopReason | None = None) -> None:
-        self.reply, self.exit_code, self.stopped = reply, exit_code, stopped
-
-    def turn_messages(self) -> list[JSONObject]:
-        """Copies of this turn's messages (all of them, after a compaction rebased it)."""
-        return [dict(m) for m in (self.working[self.first :] or self.working[1:])]
-
-    def finished_event(self, turn: str) -> JSONObject:
-        cost = cost_usd(self.usage, self.profile) if self.profile is not None else None
-        return turn_finished(
-            turn,
-            self.exit_code,
-            self.reply,
-            usage=self.usage,
-            cost_usd=cost,
-            files_changed=self.outcome.files_changed,
-            stopped=self.stopped,
-        )
-
-
-@dataclass(kw_only=True, slots=True)
-class Turn:
-    """One turn and what it runs with: the session, the request, the profile and
-    config resolved when it started, and its state."""
-
-    session: Session
-    request: TurnRequest
-    profile: ProviderProfile
-    config: Config
-    state: TurnState
 
 
 @dataclass(kw_only=True, slots=True)
@@ -193,7 +104,7 @@ async def mcp_lease(deps: TurnDeps, turn: Turn) -> Lease:
 async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     session, request, config, state = turn.session, turn.request, turn.config, turn.state
     working, events = state.working, state.recorder
-    with _Background() as jobs:
+    with Background() as jobs:
         # What blocks (files, ports, the index) runs in a worker thread while the turn is
         # assembled: the system prompt, and the build files as the turn found them (`make`
         # asks before running changed ones), read after the UserPromptSubmit hooks if any.
@@ -246,36 +157,6 @@ def _blocking_reads(
     )
 
 
-class _Background:
-    """Work a turn starts early and awaits later; whatever is left unawaited when the
-    block ends (a hook refused the prompt, the turn was cancelled) is cancelled."""
-
-    def __init__(self) -> None:
-        self._tasks: list[asyncio.Future[Any]] = []
-
-    def start(self, work: Awaitable[_T]) -> asyncio.Future[_T]:
-        """`work` as a task (it takes its first step when the turn next waits)."""
-        task = asyncio.ensure_future(work)
-        self._tasks.append(task)
-        return task
-
-    def thread(self, func: Callable[..., _T], *args: Any) -> asyncio.Future[_T]:
-        """`func(*args)` in a worker thread, handed over now (`asyncio.to_thread` would
-        wait for the turn's next pause to start)."""
-        call = functools.partial(contextvars.copy_context().run, func, *args)
-        return self.start(asyncio.get_running_loop().run_in_executor(None, call))
-
-    def __enter__(self) -> _Background:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for task in self._tasks:
-            if not task.done():
-                task.cancel()
-            elif not task.cancelled():
-                task.exception()  # retrieved: an unawaited failure is not logged as lost
-
-
 def _pending_note(session: Session) -> str:
     """What the session's next turn must be told first (the files an undo put back)."""
     if session.store is None:
@@ -296,7 +177,7 @@ def project_notes(deps: TurnDeps, session: Session) -> list[str]:
         return kept[1]
     project = str(session.cwd)
     try:
-        notes = session.store.project_notes(project) if session.store is not None else []
+        notes = session.store.notes.read(project) if session.store is not None else []
     except sqlite3.Error as exc:
         log.warning("the project's notes could not be read (%s)", exc)
         notes = []
