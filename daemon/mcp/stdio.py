@@ -6,7 +6,10 @@ without bound. This transport is the same exchange (newline-delimited JSON-RPC
 on the process's stdin and stdout, the process in a session of its own) read
 through `limits.LineSplitter`: past `MAX_MESSAGE_BYTES` the line is dropped,
 the breach recorded on the `MessageCap`, and the read stream closed, so the
-calls in flight fail at once and the link starts the server again.
+calls in flight fail at once and the link starts the server again. A line
+past `offload.CONDENSE_ABOVE` is not parsed here: the condensing child makes
+it small first (the writer tells the link's `Condenser` which requests are in
+flight, so that it knows a tool list's answer).
 
 The process gets the SDK's short list of inherited variables (`HOME`, `PATH`,
 ...) plus the entry's `env`, never the daemon's own; no descriptor of the
@@ -32,6 +35,7 @@ from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
 from coding_harness.daemon.mcp.limits import LineSplitter, MessageCap, MessageTooLarge
+from coding_harness.daemon.mcp.offload import CONDENSE_ABOVE, CondenseFailed, Condenser
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +54,7 @@ async def capped_stdio_client(
     cwd: str | None,
     errlog: TextIO,
     cap: MessageCap,
+    condenser: Condenser,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start the server and yield the SDK's (read stream, write stream) pair."""
     process = await anyio.open_process(
@@ -62,8 +67,8 @@ async def capped_stdio_client(
     to_session, read_stream = anyio.create_memory_object_stream[_DELIVERY](0)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_read, process, to_session, cap)
-        tasks.start_soon(_write, process, from_session, to_session)
+        tasks.start_soon(_read, process, to_session, cap, condenser)
+        tasks.start_soon(_write, process, from_session, to_session, condenser)
         try:
             yield read_stream, write_stream
         finally:
@@ -76,7 +81,7 @@ async def capped_stdio_client(
             tasks.cancel_scope.cancel()
 
 
-async def _read(process: Process, to_session: Any, cap: MessageCap) -> None:
+async def _read(process: Process, to_session: Any, cap: MessageCap, condenser: Condenser) -> None:
     """Deliver each line; once the session is gone, read on (and drop) until the server
     ends, so that it is not held on a full pipe; stop at a breach (it is not waited for)."""
     assert process.stdout is not None
@@ -88,9 +93,10 @@ async def _read(process: Process, to_session: Any, cap: MessageCap) -> None:
             if not delivering:
                 continue
             for line in lines.feed(chunk):
-                if line.strip() and delivering:
+                message = await _message(line, condenser) if delivering else None
+                if message is not None:
                     try:
-                        await to_session.send(parse(line))
+                        await to_session.send(message)
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         delivering = False
     except MessageTooLarge:
@@ -103,6 +109,24 @@ async def _read(process: Process, to_session: Any, cap: MessageCap) -> None:
         await to_session.aclose()
 
 
+async def _message(line: bytes, condenser: Condenser) -> SessionMessage | Exception | None:
+    """What to deliver of one line: a big one is condensed in a child first (None:
+    nothing is left of it to deliver)."""
+    if len(line) > CONDENSE_ABOVE:
+        try:
+            line = await condenser.condense(line)
+        except CondenseFailed as exc:
+            log.warning("MCP server %s: a message was dropped: %s", condenser.name, exc)
+            return None
+    if not line.strip():
+        return None
+    condenser.parsed_here(len(line))
+    message = parse(line)
+    if isinstance(message, SessionMessage):
+        condenser.answered(getattr(message.message, "id", None))
+    return message
+
+
 def parse(line: bytes) -> SessionMessage | Exception:
     """One line as a JSON-RPC message, or the error the session reports for it. The
     standard decoder builds the objects (several times quicker than the SDK's own
@@ -113,11 +137,15 @@ def parse(line: bytes) -> SessionMessage | Exception:
         return exc
 
 
-async def _write(process: Process, from_session: Any, to_session: Any) -> None:
+async def _write(
+    process: Process, from_session: Any, to_session: Any, condenser: Condenser
+) -> None:
     assert process.stdin is not None
     try:
         async with from_session:
             async for message in from_session:
+                if isinstance(message.message, types.JSONRPCRequest):
+                    condenser.sent(message.message.id, message.message.method)
                 text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                 await process.stdin.send(text.encode() + b"\n")
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
