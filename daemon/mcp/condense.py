@@ -67,15 +67,16 @@ def condense(
 def condensed_call(result: dict[str, Any]) -> dict[str, Any] | None:
     """A `tools/call` result as the one text block the model would read of it (cut),
     or None when it is not a tool result. Loads the SDK's types (about 0.4 s)."""
+    from mcp_types import CallToolResult
     from pydantic import ValidationError  # the SDK's dependency
 
-    from coding_harness.daemon.mcp import results
+    from coding_harness.daemon.mcp.results import rendered
 
     try:
-        parsed = results.types.CallToolResult.model_validate(result, by_name=False)
+        parsed = CallToolResult.model_validate(result, by_name=False)
     except ValidationError:
         return None
-    return results.rendered(parsed)
+    return rendered(parsed)
 
 
 def condensed_listing(result: dict[str, Any], token: str) -> tuple[dict[str, Any], Catalog]:

@@ -56,8 +56,9 @@ def rendered_body(result: types.CallToolResult) -> str | None:
     if not (result.meta or {}).get(RENDERED_KEY) or len(result.content) != 1:
         return None
     [block] = result.content
-    fits = isinstance(block, types.TextContent)
-    return block.text if fits and len(block.text) <= MAX_RESULT_CHARS + _MAX_CUT_NOTE else None
+    if isinstance(block, types.TextContent) and len(block.text) <= MAX_RESULT_CHARS + _MAX_CUT_NOTE:
+        return block.text
+    return None
 
 
 def framed(tool: str, server: str, text: str) -> str:

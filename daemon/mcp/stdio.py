@@ -11,6 +11,11 @@ past `offload.CONDENSE_ABOVE` is not parsed here: the condensing child makes
 it small first (the writer tells the link's `Condenser` which requests are in
 flight, so that it knows a tool list's answer).
 
+Its standard error comes through a pipe into `errlog`, which is emptied before
+it would pass `ERRLOG_CAP`; the pipe is read at most `ERR_CHUNK` bytes per
+`ERR_PAUSE`, so a server flooding it waits on the pipe, and neither the disk
+nor the event loop carries the flood.
+
 The process gets the SDK's short list of inherited variables (`HOME`, `PATH`,
 ...) plus the entry's `env`, never the daemon's own; no descriptor of the
 daemon's but its three pipes. On the way out its stdin closes and it has
@@ -23,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import subprocess
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
@@ -42,6 +48,9 @@ log = logging.getLogger(__name__)
 EXIT_GRACE = 2.0  # seconds a server has to exit once its stdin closed (the SDK's figure)
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL of its process group
 READ_CHUNK = 65536
+ERRLOG_CAP = 1_000_000  # bytes of a server's standard error kept on disk
+ERR_CHUNK = 65536
+ERR_PAUSE = 0.01  # seconds between two reads of the standard error: at most 6.5 MB/s
 _DELIVERY = Exception | SessionMessage
 
 
@@ -60,7 +69,7 @@ async def capped_stdio_client(
     process = await anyio.open_process(
         [command, *args],
         env={**get_default_environment(), **env},
-        stderr=errlog,
+        stderr=subprocess.PIPE,
         cwd=cwd,
         start_new_session=True,
     )
@@ -69,6 +78,7 @@ async def capped_stdio_client(
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_read, process, to_session, cap, condenser)
         tasks.start_soon(_write, process, from_session, to_session, condenser)
+        tasks.start_soon(_keep_errors, process, errlog)
         try:
             yield read_stream, write_stream
         finally:
@@ -150,6 +160,20 @@ async def _write(
                 await process.stdin.send(text.encode() + b"\n")
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         await to_session.aclose()  # the server stopped reading: the session sees the end
+
+
+async def _keep_errors(process: Process, errlog: TextIO) -> None:
+    """Copy the server's standard error to `errlog`, emptied before it passes the cap."""
+    assert process.stderr is not None
+    with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, OSError, ValueError):
+        while True:
+            chunk = await process.stderr.receive(ERR_CHUNK)
+            if errlog.tell() + len(chunk) > ERRLOG_CAP:
+                errlog.seek(0)
+                errlog.truncate(0)
+            errlog.write(chunk.decode(errors="replace"))
+            errlog.flush()
+            await anyio.sleep(ERR_PAUSE)
 
 
 async def _stop(process: Process, *, graceful: bool) -> None:
