@@ -9,7 +9,7 @@ stayed up `STABLE_SECONDS` starts the count again; after the last pause it stays
 task (`call`) and are bounded by the entry's `call_timeout`.
 
 The tool list is fetched once per start and kept, as a `catalog.Catalog` built
-in a worker thread (at most `MAX_TOOLS` tools, each schema converted once); it
+off the event loop (`listing.py`; a big page is condensed in a child); it
 is fetched again when the server says it changed (a list-changed notification,
 or a `subscriptions/listen` event on 2026 connections) or its cache hint
 (`ttlMs`, at least `MIN_TOOLS_TTL`) runs out. Each connection has a
@@ -35,8 +35,10 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
-from coding_harness.daemon.mcp.catalog import MAX_TOOLS, Catalog, build_catalog
+from coding_harness.daemon.mcp.catalog import Catalog
 from coding_harness.daemon.mcp.limits import MessageCap
+from coding_harness.daemon.mcp.listing import fetch_catalog
+from coding_harness.daemon.mcp.offload import Condenser
 from coding_harness.daemon.mcp.states import (
     FAILED,
     READY,
@@ -60,7 +62,6 @@ log = logging.getLogger(__name__)
 RESTART_PAUSES = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 STABLE_SECONDS = 60.0
 WATCH_SECONDS = 0.5
-TOOL_PAGES = 20
 STDERR_CAP = 1_000_000
 # The shortest a server's cache hint may keep its tool list: a hint of 1 ms would
 # have every turn fetch (and convert) the list again.
@@ -90,6 +91,7 @@ class ServerLink:
         self._tools_stale = False
         self._tools_expire: float | None = None
         self._cap = MessageCap(on_breach=self._wake.set)  # the current connection's
+        self._condenser = Condenser(spec.name)
 
     def describe(self) -> dict[str, Any]:
         return server_entry(
@@ -219,6 +221,7 @@ class ServerLink:
         """Run the server once; returns why it ended (empty when asked to stop)."""
         marker = new_marker(self.spec.name)
         self._cap = MessageCap(on_breach=self._wake.set)
+        self._condenser = Condenser(self.spec.name)
         keeper = command_keeper()
         keeper.expect(marker)
         with tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace") as stderr:
@@ -231,6 +234,7 @@ class ServerLink:
                         env=self.env,
                         message_handler=self._on_message,
                         cap=self._cap,
+                        condenser=self._condenser,
                     ) as client:
                         started.reschedule(None)
                         return await self._serve(client, marker, stderr)
@@ -316,20 +320,9 @@ class ServerLink:
             log.debug("MCP server %r: no change events (%s)", self.spec.name, _one_line(exc))
 
     async def _fetch_tools(self, client: Client) -> None:
-        """The tool list, page by page until more than `MAX_TOOLS` are in (the rest would
-        be left out), made a catalog in a worker thread: never on the event loop."""
+        """The tool list, made a catalog off the event loop (listing.py)."""
         self._tools_stale = False
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        ttl: int | None = None
-        for _ in range(TOOL_PAGES):
-            page = await client.list_tools(cursor=cursor, cache_mode="refresh")
-            tools.extend(page.tools)
-            ttl = page.ttl_ms if ttl is None else min(ttl, page.ttl_ms or ttl)
-            cursor = page.next_cursor
-            if cursor is None or len(tools) > MAX_TOOLS:
-                break
-        catalog = await asyncio.to_thread(build_catalog, tools, more_pages=cursor is not None)
+        catalog, ttl = await fetch_catalog(client, self._condenser)
         self.catalog, self.tools = catalog, [entry.tool for entry in catalog.tools]
         expiry = max(ttl / 1000, MIN_TOOLS_TTL) if ttl else None
         self._tools_expire = time.monotonic() + expiry if expiry else None

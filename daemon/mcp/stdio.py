@@ -6,7 +6,15 @@ without bound. This transport is the same exchange (newline-delimited JSON-RPC
 on the process's stdin and stdout, the process in a session of its own) read
 through `limits.LineSplitter`: past `MAX_MESSAGE_BYTES` the line is dropped,
 the breach recorded on the `MessageCap`, and the read stream closed, so the
-calls in flight fail at once and the link starts the server again.
+calls in flight fail at once and the link starts the server again. A line
+past `offload.CONDENSE_ABOVE` is not parsed here: the condensing child makes
+it small first (the writer tells the link's `Condenser` which requests are in
+flight, so that it knows a tool list's answer).
+
+Its standard error comes through a pipe into `errlog`, which is emptied before
+it would pass `ERRLOG_CAP`; the pipe is read at most `ERR_CHUNK` bytes per
+`ERR_PAUSE`, so a server flooding it waits on the pipe, and neither the disk
+nor the event loop carries the flood.
 
 The process gets the SDK's short list of inherited variables (`HOME`, `PATH`,
 ...) plus the entry's `env`, never the daemon's own; no descriptor of the
@@ -20,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import subprocess
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
@@ -32,12 +41,16 @@ from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
 
 from coding_harness.daemon.mcp.limits import LineSplitter, MessageCap, MessageTooLarge
+from coding_harness.daemon.mcp.offload import CONDENSE_ABOVE, CondenseFailed, Condenser
 
 log = logging.getLogger(__name__)
 
 EXIT_GRACE = 2.0  # seconds a server has to exit once its stdin closed (the SDK's figure)
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL of its process group
 READ_CHUNK = 65536
+ERRLOG_CAP = 1_000_000  # bytes of a server's standard error kept on disk
+ERR_CHUNK = 65536
+ERR_PAUSE = 0.01  # seconds between two reads of the standard error: at most 6.5 MB/s
 _DELIVERY = Exception | SessionMessage
 
 
@@ -50,20 +63,22 @@ async def capped_stdio_client(
     cwd: str | None,
     errlog: TextIO,
     cap: MessageCap,
+    condenser: Condenser,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start the server and yield the SDK's (read stream, write stream) pair."""
     process = await anyio.open_process(
         [command, *args],
         env={**get_default_environment(), **env},
-        stderr=errlog,
+        stderr=subprocess.PIPE,
         cwd=cwd,
         start_new_session=True,
     )
     to_session, read_stream = anyio.create_memory_object_stream[_DELIVERY](0)
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_read, process, to_session, cap)
-        tasks.start_soon(_write, process, from_session, to_session)
+        tasks.start_soon(_read, process, to_session, cap, condenser)
+        tasks.start_soon(_write, process, from_session, to_session, condenser)
+        tasks.start_soon(_keep_errors, process, errlog)
         try:
             yield read_stream, write_stream
         finally:
@@ -76,7 +91,7 @@ async def capped_stdio_client(
             tasks.cancel_scope.cancel()
 
 
-async def _read(process: Process, to_session: Any, cap: MessageCap) -> None:
+async def _read(process: Process, to_session: Any, cap: MessageCap, condenser: Condenser) -> None:
     """Deliver each line; once the session is gone, read on (and drop) until the server
     ends, so that it is not held on a full pipe; stop at a breach (it is not waited for)."""
     assert process.stdout is not None
@@ -88,9 +103,10 @@ async def _read(process: Process, to_session: Any, cap: MessageCap) -> None:
             if not delivering:
                 continue
             for line in lines.feed(chunk):
-                if line.strip() and delivering:
+                message = await _message(line, condenser) if delivering else None
+                if message is not None:
                     try:
-                        await to_session.send(parse(line))
+                        await to_session.send(message)
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         delivering = False
     except MessageTooLarge:
@@ -103,6 +119,24 @@ async def _read(process: Process, to_session: Any, cap: MessageCap) -> None:
         await to_session.aclose()
 
 
+async def _message(line: bytes, condenser: Condenser) -> SessionMessage | Exception | None:
+    """What to deliver of one line: a big one is condensed in a child first (None:
+    nothing is left of it to deliver)."""
+    if len(line) > CONDENSE_ABOVE:
+        try:
+            line = await condenser.condense(line)
+        except CondenseFailed as exc:
+            log.warning("MCP server %s: a message was dropped: %s", condenser.name, exc)
+            return None
+    if not line.strip():
+        return None
+    condenser.parsed_here(len(line))
+    message = parse(line)
+    if isinstance(message, SessionMessage):
+        condenser.answered(getattr(message.message, "id", None))
+    return message
+
+
 def parse(line: bytes) -> SessionMessage | Exception:
     """One line as a JSON-RPC message, or the error the session reports for it. The
     standard decoder builds the objects (several times quicker than the SDK's own
@@ -113,15 +147,33 @@ def parse(line: bytes) -> SessionMessage | Exception:
         return exc
 
 
-async def _write(process: Process, from_session: Any, to_session: Any) -> None:
+async def _write(
+    process: Process, from_session: Any, to_session: Any, condenser: Condenser
+) -> None:
     assert process.stdin is not None
     try:
         async with from_session:
             async for message in from_session:
+                if isinstance(message.message, types.JSONRPCRequest):
+                    condenser.sent(message.message.id, message.message.method)
                 text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
                 await process.stdin.send(text.encode() + b"\n")
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         await to_session.aclose()  # the server stopped reading: the session sees the end
+
+
+async def _keep_errors(process: Process, errlog: TextIO) -> None:
+    """Copy the server's standard error to `errlog`, emptied before it passes the cap."""
+    assert process.stderr is not None
+    with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, OSError, ValueError):
+        while True:
+            chunk = await process.stderr.receive(ERR_CHUNK)
+            if errlog.tell() + len(chunk) > ERRLOG_CAP:
+                errlog.seek(0)
+                errlog.truncate(0)
+            errlog.write(chunk.decode(errors="replace"))
+            errlog.flush()
+            await anyio.sleep(ERR_PAUSE)
 
 
 async def _stop(process: Process, *, graceful: bool) -> None:

@@ -4,7 +4,8 @@ A stdio server is started by `stdio.capped_stdio_client` (its own process group;
 on shutdown its stdin closes, then the group is terminated) with the SDK's short
 list of inherited variables plus the entry's `env`, never the daemon's keys; an
 HTTP one is reached with `http_cap.capped_http_client`. Both read no message
-past the link's `MessageCap` (limits.py).
+past the link's `MessageCap` (limits.py), and hand one past the threshold to
+the condensing child through its `Condenser` (offload.py).
 Its standard error goes to a file of its own, which `stderr_tail` reads when
 the server fails. Each start carries a marker variable, by which `find_pid`
 picks the server out of the daemon's children (the SDK does not hand the
@@ -33,6 +34,7 @@ from mcp_types import Implementation
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
 from coding_harness.daemon.mcp.http_cap import capped_http_client
 from coding_harness.daemon.mcp.limits import MessageCap
+from coding_harness.daemon.mcp.offload import Condenser
 from coding_harness.daemon.mcp.stdio import capped_stdio_client
 from coding_harness.daemon.tools.shell.process_tree import EXPECTED_MARKER
 from coding_harness.protocol.version import __version__
@@ -57,17 +59,26 @@ async def open_client(
     env: Mapping[str, str],
     message_handler: Any,
     cap: MessageCap,
+    condenser: Condenser,
 ) -> AsyncIterator[Client]:
     """A connected, initialized SDK `Client` for `spec`; `env` resolves its token."""
     async with AsyncExitStack() as stack:
         if spec.command is not None:
             variables = {**dict(spec.env), MARKER_VARIABLE: marker}
             transport: Any = capped_stdio_client(
-                spec.command, spec.args, env=variables, cwd=spec.cwd, errlog=stderr, cap=cap
+                spec.command,
+                spec.args,
+                env=variables,
+                cwd=spec.cwd,
+                errlog=stderr,
+                cap=cap,
+                condenser=condenser,
             )
         else:
             assert spec.url is not None
-            http = await stack.enter_async_context(capped_http_client(_headers(spec, env), cap))
+            http = await stack.enter_async_context(
+                capped_http_client(_headers(spec, env), cap, condenser)
+            )
             # The SDK's own per-event limit is set past ours, so that ours (which restarts
             # the link) is the one that trips.
             events = 2 * cap.limit

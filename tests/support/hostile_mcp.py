@@ -4,11 +4,13 @@ Run as a process: `python tests/support/hostile_mcp.py stdio [--tools N]` speaks
 newline-delimited JSON-RPC on stdin/stdout; `python tests/support/hostile_mcp.py
 http --port 0 [--tools N]` serves Streamable HTTP (JSON answers only, no event
 stream) on loopback and prints its URL once it listens. Both list `echo {text}`,
-which answers the text and the server's pid, and `flood {}`, whose answer never
-ends: one endless line on stdout, or an endless chunked JSON body. With
+which answers the text and the server's pid, `flood {}`, whose answer never
+ends: one endless line on stdout, or an endless chunked JSON body, and `blocks
+{}`, a valid answer of `BLOCKS` one-character text blocks (about 3 MB). With
 `--tools N` they list N more tools (`tool_0000` ...), each with a schema whose
 `$ref`s multiply (3 references to the next of 7 definitions: 3**7 copies once
-followed). `HostileHttp` runs the HTTP one on a free port and stops it.
+followed). With `--noisy` the stdio one writes to its standard error without
+end. `HostileHttp` runs the HTTP one on a free port and stops it.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from typing import Any
 
 CHUNK = b"x" * 65536
+BLOCKS = 120_000
 PREAMBLE = b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"'
 
 
@@ -38,6 +42,7 @@ def tool_list(extra: int) -> list[dict[str, Any]]:
     tools = [
         {"name": "echo", "description": "Answer the text.", "inputSchema": text},
         {"name": "flood", "description": "Answer forever.", "inputSchema": {"type": "object"}},
+        {"name": "blocks", "description": "Answer in pieces.", "inputSchema": {"type": "object"}},
     ]
     schema = multiplying_schema()
     tools += [
@@ -64,6 +69,8 @@ def answer(message: dict[str, Any], extra: int) -> dict[str, Any] | None:
     elif method == "tools/call" and params.get("name") == "echo":
         text = f"{params.get('arguments', {}).get('text', '')} (pid {os.getpid()})"
         result = {"content": [{"type": "text", "text": text}]}
+    elif method == "tools/call" and params.get("name") == "blocks":
+        result = {"content": [{"type": "text", "text": "x"}] * BLOCKS}
     elif method == "ping":
         result = {}
     else:
@@ -75,6 +82,11 @@ def answer(message: dict[str, Any], extra: int) -> dict[str, Any] | None:
 def is_flood(message: dict[str, Any]) -> bool:
     params = message.get("params") or {}
     return message.get("method") == "tools/call" and params.get("name") == "flood"
+
+
+def shout() -> None:
+    while True:  # until the daemon ends this process
+        sys.stderr.buffer.write(CHUNK)
 
 
 def serve_stdio(extra: int) -> None:
@@ -170,7 +182,10 @@ def main() -> None:
     parser.add_argument("mode", choices=("stdio", "http"))
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--tools", type=int, default=0)
+    parser.add_argument("--noisy", action="store_true")
     options = parser.parse_args()
+    if options.noisy:
+        threading.Thread(target=shout, daemon=True).start()
     if options.mode == "stdio":
         serve_stdio(options.tools)
     else:
