@@ -5,7 +5,8 @@ names the conversation mentions (`rank.py`); each definition by its file's score
 how many files use its name, and whether the conversation names it. The best
 definitions are shown grouped by file, in the order of each file's best one, as
 `path:` then `  LINE: signature` lines; as many as fit in the budget (tokens
-estimated as characters / 4, as everywhere else). What the conversation
+estimated as characters / 4, as everywhere else). A partial index (over its
+memory budget) says so on the line after the header. What the conversation
 mentions is found by matching its words against the index's paths and defined
 names, in one linear pass each: the conversation is the user's and the
 repository's text (a tool result), and a pattern that backtracks would take
@@ -66,7 +67,8 @@ def repo_map(index: CodeIndex, budget_tokens: int, mentioned: Mentions | None = 
     if budget_tokens <= 0:
         return ""
     budget = budget_tokens * CHARS_PER_TOKEN
-    header = HEADER
+    notice = index.notice()
+    header = HEADER if notice is None else f"{HEADER}\n({notice})"
     with index.data_lock:
         nothing = Mentions(frozenset(), frozenset())
         lines = _ranked_lines(index, mentioned or nothing, budget // _MIN_LINE_CHARS)

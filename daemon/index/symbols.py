@@ -3,7 +3,8 @@
 Definitions come from the index (path:line, kind and signature). References are
 the files whose tags use the name, most uses first; for the first few of them
 the lines are found by reading the file and looking for the name as a whole word,
-so the model can go straight there. Everything is capped. While the workspace's
+so the model can go straight there. Everything is capped. An index over its memory
+budget is partial: the answer's last line says so. While the workspace's
 first build runs, the answer says so with its progress and points to grep.
 """
 
@@ -59,6 +60,13 @@ class IndexSymbols:
 
 
 def describe(index: CodeIndex, name: str) -> str:
+    """The answer, with a last line saying so when the index is partial."""
+    found = _describe(index, name)
+    notice = index.notice()
+    return found if notice is None else f"{found}\nnote: {notice}"
+
+
+def _describe(index: CodeIndex, name: str) -> str:
     definitions = index.definitions(name)
     users = index.referencing(name)
     if not definitions and not users:
