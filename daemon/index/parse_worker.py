@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.index.beneath import read_beneath
 from coding_harness.daemon.index.languages import grammar, language_of
 from coding_harness.daemon.index.tags import (
     MAX_FILE_BYTES,
@@ -29,8 +30,6 @@ from coding_harness.daemon.index.tags import (
     FileTags,
     file_tags,
 )
-from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.files import read_regular
 
 MEMORY_BYTES = 2 * 2**30  # the child's address space: a parse that needs more fails
 
@@ -41,10 +40,10 @@ def tags_of(root: Path, path: str) -> FileTags:
     language = language_of(path)
     if language is None:
         return FileTags(skipped="not a known language")
-    try:  # by the file tools' rules: never through a symlink, a FIFO or a device
-        data, _ = read_regular(root / path, path, MAX_FILE_BYTES + 1)
-    except ToolRefusal as refusal:
-        return FileTags(skipped=f"unreadable: {refusal}")
+    try:  # a regular file, no symlink on the way: a folder swapped for one since the walk
+        data = read_beneath(root, path, MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return FileTags(skipped=f"unreadable: {exc}")
     try:
         return file_tags(data, grammar(language))
     except Exception as exc:  # a grammar's fault on a hostile file: that file only

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.index import parse_pool
+from coding_harness.daemon.index import parse_pool, parse_worker
 from coding_harness.daemon.index.code_index import CodeIndex
 from coding_harness.daemon.index.symbols import describe
 from tests.unit.daemon.index.stall_watch import StallWatch
@@ -78,3 +78,23 @@ def test_symlinks_are_not_indexed_nor_read_for_find_symbol(tmp_path: Path) -> No
     index.refresh()
     assert "link.py" not in index.files and "user.py" not in index.files
     assert index.definitions("secret_helper") == []
+
+
+def test_a_folder_swapped_for_a_symlink_after_the_walk_is_not_read_through(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mod.py").write_text("def leaked_secret():\n    return shared_name('hunter2')\n")
+    workspace = tmp_path / "ws"
+    (workspace / "pkg").mkdir(parents=True)
+    (workspace / "pkg" / "mod.py").write_text("def mod():\n    return shared_name()\n")
+    (workspace / "lib.py").write_text("def shared_name(x=None):\n    return x\n")
+    index = CodeIndex(workspace)
+    index.refresh()
+    (workspace / "pkg" / "mod.py").unlink()
+    (workspace / "pkg").rmdir()
+    (workspace / "pkg").symlink_to(outside)  # listed as a folder by the walk, read later
+    tags = parse_worker.tags_of(workspace, "pkg/mod.py")
+    assert tags.skipped.startswith("unreadable: ") and tags.definitions == []
+    assert "hunter2" not in describe(index, "shared_name")
