@@ -3,9 +3,18 @@
 `CodeIndex.refresh` (blocking: run it in a worker thread) loads the stored rows
 the first time, walks the workspace (`walk.py`: hidden names skipped, nested
 .gitignore files honoured), re-parses only the files whose size or mtime
-changed, drops the ones that are gone, saves the difference and ranks the
-files again (`rank.py`; or leaves that to `rerank`, later, when asked to). Only one
-refresh runs at a time. Readers (the repo map,
+changed (in child processes, `parse_pool.py`), drops the ones that are gone, saves
+the difference and ranks the files again (`rank.py`; or leaves that to `rerank`,
+later, when asked to). Only one refresh runs at a time.
+
+The tags held are within a memory budget (`budget.py`, shared by the daemon's
+indexes). Changed files are parsed nearest the workspace root first (by depth,
+then path; `parse_pool.py` keeps that order when the budget runs out), and once
+it is spent the rest are held without their tags
+(`left_out`: by size and mtime alone, not counted, so they are not parsed again
+at every refresh; they are parsed again when they change or the index is loaded
+anew) and `notice()` says the index is partial. Rows loaded from disk are
+granted in the same order. Readers (the repo map,
 `find_symbol`) take the data lock, which a refresh holds only while it applies
 what it parsed, so a long parse never holds them up.
 """
@@ -18,12 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from coding_harness.daemon.index.budget import LEFT_OUT, Grants, MemoryBudget, tags_bytes
 from coding_harness.daemon.index.languages import language_of
-from coding_harness.daemon.index.parse_worker import parse_files
+from coding_harness.daemon.index.parse_pool import parse_files
 from coding_harness.daemon.index.persist import IndexFile, StoredFile
 from coding_harness.daemon.index.rank import FileRanks, file_graph, rank_graph, update_graph
-from coding_harness.daemon.index.tags import Definition
-from coding_harness.daemon.index.walk import WalkCache, walk_workspace
+from coding_harness.daemon.index.tags import Definition, FileTags
+from coding_harness.daemon.index.walk import SourceFile, WalkCache, walk_workspace
 
 MAX_SOURCE_FILES = 30_000  # files indexed; past it the rest of the tree is left out
 
@@ -37,6 +47,7 @@ class Refresh:
     files: int
     seconds: float
     capped: bool
+    left_out: int  # files held without their tags: the memory budget is spent
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +57,13 @@ class Located:
 
 
 class CodeIndex:
-    def __init__(self, root: Path, store: IndexFile | None = None) -> None:
+    def __init__(
+        self, root: Path, store: IndexFile | None = None, budget: MemoryBudget | None = None
+    ) -> None:
         self.root = root
         self._store = store
+        self.budget = budget or MemoryBudget()
+        self.left_out: set[str] = set()  # held without tags: over the memory budget
         self.files: dict[str, StoredFile] = {}
         self.defined: dict[str, list[str]] = {}  # name -> paths defining it
         self.used_by: dict[str, int] = {}  # name -> number of files referencing it
@@ -90,7 +105,10 @@ class CodeIndex:
                 if (old := self.files.get(path)) is None
                 or (old.size, old.mtime_ns) != (seen.size, seen.mtime_ns)
             ]
+            changed.sort(key=_nearest_root)
             removed = [path for path in self.files if path not in current]
+            if removed:  # first: their room in the budget is free for the files parsed
+                self._apply({}, removed)
 
             def parsed_so_far(done: int) -> None:
                 if progress is not None:
@@ -98,19 +116,16 @@ class CodeIndex:
 
             if progress is not None:
                 progress(0, len(changed))
-            sizes = {path: current[path].size for path in changed}
-            parsed = parse_files(self.root, changed, parsed_so_far, stop, sizes)
-            fresh = {
-                path: StoredFile(
-                    size=current[path].size,
-                    mtime_ns=current[path].mtime_ns,
-                    language=language_of(path) or "",
-                    tags=tags,
-                )
-                for path, tags in parsed.items()
-            }
-            if fresh or removed:
-                self._apply(fresh, removed)
+            room = Grants(self.budget, self.root)
+            try:
+                batch = parse_files(self.root, changed, parsed_so_far, stop, room)
+            except BaseException:  # what was granted to tags never applied is free again
+                room.cancel()
+                raise
+            fresh = {path: _entry(current[path], tags) for path, tags in batch.parsed.items()}
+            held_out = {path: _entry(current[path], _LEFT_OUT) for path in batch.left_out}
+            if fresh or held_out:
+                self._apply({**fresh, **held_out}, [])
             if rank and self.stale:
                 self._rank()
             if self._store is not None and (fresh or removed):
@@ -122,6 +137,7 @@ class CodeIndex:
                 files=len(self.files),
                 seconds=time.monotonic() - started,
                 capped=capped,
+                left_out=len(batch.left_out),
             )
 
     def rerank(self) -> None:
@@ -159,9 +175,24 @@ class CodeIndex:
         with self.data_lock:
             self.files = {}
             self.defined, self.used_by = {}, {}
-            for path, entry in stored.items():
+            for path in sorted(stored, key=_nearest_root):
+                entry = stored.pop(path)
+                if not self.budget.take(self.root, tags_bytes(entry.tags)):
+                    entry.tags = _LEFT_OUT
                 self._link(path, entry)
         self.loaded = True
+
+    def notice(self) -> str | None:
+        """What to tell a reader of a partial index; None when it holds every file's tags.
+        Without the data lock (two lengths): the event loop asks it for `daemon.status`."""
+        left, total = len(self.left_out), len(self.files)
+        if not left:
+            return None
+        return (
+            f"the code index is partial: it holds the tags of {total - left:,} of {total:,} "
+            f"source files, its memory budget ({self.budget.describe()}) spent; the files "
+            "nearest the workspace root came first; grep finds what it lacks"
+        )
 
     def _apply(self, fresh: dict[str, StoredFile], removed: list[str]) -> None:
         with self.data_lock:
@@ -177,6 +208,8 @@ class CodeIndex:
 
     def _link(self, path: str, entry: StoredFile) -> None:
         self.files[path] = entry
+        if entry.tags is _LEFT_OUT:
+            self.left_out.add(path)
         for name in {d.name for d in entry.tags.definitions}:
             self.defined.setdefault(name, []).append(path)
         for name in entry.tags.references:
@@ -186,6 +219,10 @@ class CodeIndex:
         entry = self.files.pop(path, None)
         if entry is None:
             return
+        if entry.tags is _LEFT_OUT:
+            self.left_out.discard(path)
+        else:
+            self.budget.give_back(self.root, tags_bytes(entry.tags))
         for name in {d.name for d in entry.tags.definitions}:
             paths = self.defined.get(name)
             if paths is not None:
@@ -220,6 +257,18 @@ class CodeIndex:
                 if (count := entry.tags.references.get(name, 0))
             ]
         return sorted(found, key=lambda item: (-item[1], item[0]))
+
+
+_LEFT_OUT = FileTags(skipped=LEFT_OUT)  # one shared record: held by size and mtime alone
+
+
+def _entry(seen: SourceFile, tags: FileTags) -> StoredFile:
+    language = language_of(seen.path) or ""
+    return StoredFile(size=seen.size, mtime_ns=seen.mtime_ns, language=language, tags=tags)
+
+
+def _nearest_root(path: str) -> tuple[int, str]:
+    return path.count("/"), path
 
 
 def _names(entry: StoredFile | None) -> set[str]:

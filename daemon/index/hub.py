@@ -11,6 +11,8 @@ moment before (the tags themselves are current). One build or refresh runs per
 workspace at a time; a call that finds one running does not wait for a cold
 build, and waits for a refresh. At most `MAX_INDEXES` are held, and none unused
 for `IDLE_SECONDS`: a dropped one loads warm from its file when next asked for.
+Their tags share one memory budget (`budget.py`): a refresh that finds less than
+a workspace's share free first drops the least recently used idle indexes.
 
 `status()` reports, per workspace, the first build of this daemon's life: files
 parsed (`done` of `total`; after a restart only what changed since) and seconds.
@@ -18,7 +20,7 @@ A first build that parses `ANNOUNCE_FILES` files or more, or lasts over a
 second, sends `index.state` events to the sessions on the workspace (at its
 start, or after that second), about once a second, and when it ends; a small
 quick one sends none (its state is in `status()` and `session.map`); a failure
-is always sent; `status()` feeds
+is always sent; an index over its budget says so in `notice`; `status()` feeds
 `harness daemon status`. Closing the hub stops the builds.
 """
 
@@ -33,8 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.index.budget import MemoryBudget
 from coding_harness.daemon.index.code_index import CodeIndex, Refresh
-from coding_harness.daemon.index.parse_worker import ParseCancelled
+from coding_harness.daemon.index.parse_pool import ParseCancelled
 from coding_harness.daemon.index.persist import IndexFile, index_path
 
 log = logging.getLogger(__name__)
@@ -78,14 +81,21 @@ class _Entry:
             "done": self.done,
             "total": self.total,
             "seconds": round(self.seconds, 3),
+            "notice": self.index.notice(),
             "error": self.error,
         }
 
 
 class IndexHub:
-    def __init__(self, state_dir: Path | None, announce: Announce | None = None) -> None:
+    def __init__(
+        self,
+        state_dir: Path | None,
+        announce: Announce | None = None,
+        budget: MemoryBudget | None = None,
+    ) -> None:
         self._state_dir = state_dir
         self._announce = announce
+        self.budget = budget or MemoryBudget()
         self._entries: dict[Path, _Entry] = {}
         self._stopping = False
 
@@ -124,7 +134,8 @@ class IndexHub:
         entry = self._entries.get(root)
         if entry is None:
             self._evict()
-            entry = self._entries[root] = _Entry(index=CodeIndex(root, self._store(root)))
+            index = CodeIndex(root, self._store(root), self.budget)
+            entry = self._entries[root] = _Entry(index=index)
             if root in UNINDEXED or root == Path.home().resolve():
                 entry.state, entry.error = FAILED, NOT_INDEXED
         entry.used_at = time.monotonic()
@@ -157,8 +168,26 @@ class IndexHub:
         excess = max(0, len(self._entries) + 1 - MAX_INDEXES)
         for position, root in enumerate(idle):
             if position < excess or now - self._entries[root].used_at > IDLE_SECONDS:
-                self._entries[root].stop.set()
-                del self._entries[root]
+                self._drop(root)
+
+    def _make_room(self, keep: Path) -> None:
+        """Drop the least recently used idle indexes but `keep`'s while less than a
+        workspace's share of the common budget is free."""
+        idle = [
+            root
+            for root, entry in sorted(self._entries.items(), key=lambda item: item[1].used_at)
+            if root != keep and (entry.task is None or entry.task.done())
+        ]
+        for root in idle:
+            if self.budget.free() >= self.budget.workspace_bytes:
+                return
+            if self.budget.held(root):
+                self._drop(root)
+
+    def _drop(self, root: Path) -> None:
+        entry = self._entries.pop(root)
+        entry.stop.set()
+        self.budget.forget(root)
 
     def _store(self, root: Path) -> IndexFile | None:
         if self._state_dir is None:
@@ -167,6 +196,7 @@ class IndexHub:
 
     async def _refresh(self, entry: _Entry) -> None:
         started = entry.refreshed_from = time.monotonic()  # the walk sees the files from now
+        self._make_room(entry.index.root)
         loop = asyncio.get_running_loop()
         first = not entry.built
 

@@ -1,44 +1,37 @@
-"""Parsing many files at once: in this thread for a few, in child processes for many.
+"""The parser process: `python -I -m coding_harness.daemon.index.parse_worker ROOT SECONDS`.
 
-tree-sitter holds the interpreter lock while it parses, so a cold build of a big
-tree parses in `WORKERS` child processes (`python -m
-coding_harness.daemon.index.parse_worker ROOT`, isolated: `-I`), each given its share of the paths
-on standard input (one JSON string per line) and answering one JSON line per file.
-JSON, not pickle: a child parses the repository's files, and what it sends back is
-read as data only. The children get no secret from the daemon's environment, and
-are killed when the build is cancelled or runs past its time limit.
+The daemon never runs tree-sitter itself (`parse_pool.py` says why); this child
+reads workspace-relative paths on standard input, one JSON string per line, and
+answers each in order with one JSON line: the path, why it was skipped (if it
+was), its definitions and the names it uses. JSON, not pickle: the child parses
+the repository's files, and what it sends back is read as data only.
+
+A file gets SECONDS of the child's time: past it the child is ended by
+SIGALRM (tree-sitter's query cannot be stopped otherwise), and the daemon lists
+that file as too slow. The child's address space is capped at `MEMORY_BYTES`, so
+a hostile file the parser would grow without end makes it fail instead.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
+import resource
+import signal
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from coding_harness.daemon.index.beneath import read_beneath
 from coding_harness.daemon.index.languages import grammar, language_of
-from coding_harness.daemon.index.tags import MAX_FILE_BYTES, Definition, FileTags, file_tags
-from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.files import read_regular
+from coding_harness.daemon.index.tags import (
+    MAX_FILE_BYTES,
+    Definition,
+    FileTags,
+    file_tags,
+)
 
-IN_PROCESS_UP_TO = 64  # files; more go to child processes
-IN_PROCESS_BYTES = 512_000  # and so do batches bigger than this
-IN_PROCESS_FILE = 100_000  # or holding a file bigger than this
-WORKERS = max(1, min(2, os.cpu_count() or 1))
-BUILD_TIME_LIMIT = 900.0  # seconds for one batch in child processes
-_ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
-
-Progress = Callable[[int], None]  # files parsed so far in this batch
-Parsed = dict[str, FileTags]
-
-
-class ParseCancelled(Exception):
-    """The batch was stopped (`stop` set) or ran past its time limit."""
+MEMORY_BYTES = 2 * 2**30  # the child's address space: a parse that needs more fails
 
 
 def tags_of(root: Path, path: str) -> FileTags:
@@ -47,139 +40,24 @@ def tags_of(root: Path, path: str) -> FileTags:
     language = language_of(path)
     if language is None:
         return FileTags(skipped="not a known language")
-    try:  # by the file tools' rules: never through a symlink, a FIFO or a device
-        data, _ = read_regular(root / path, path, MAX_FILE_BYTES + 1)
-    except ToolRefusal as refusal:
-        return FileTags(skipped=f"unreadable: {refusal}")
+    try:  # a regular file, no symlink on the way: a folder swapped for one since the walk
+        data = read_beneath(root, path, MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        return FileTags(skipped=f"unreadable: {exc}")
     try:
         return file_tags(data, grammar(language))
     except Exception as exc:  # a grammar's fault on a hostile file: that file only
         return FileTags(skipped=f"the parser failed on it: {type(exc).__name__}")
 
 
-def parse_files(
-    root: Path,
-    paths: list[str],
-    progress: Progress | None = None,
-    stop: threading.Event | None = None,
-    sizes: Mapping[str, int] | None = None,
-) -> Parsed:
-    """The paths' tags; `ParseCancelled` once `stop` is set. A path a parser process
-    died before answering is left out, so the next refresh tries it again.
-
-    Only a few small files are parsed in this process: tree-sitter holds the
-    interpreter lock while it parses, and a hostile 1 MB file can take seconds."""
-    weights = [sizes.get(path, 0) for path in paths] if sizes is not None else [0]
-    small = sum(weights) <= IN_PROCESS_BYTES and max(weights, default=0) <= IN_PROCESS_FILE
-    if len(paths) <= IN_PROCESS_UP_TO and small:
-        return _parse_here(root, paths, progress, stop)
-    return _parse_in_children(root, paths, progress, stop)
-
-
-def _parse_here(
-    root: Path, paths: list[str], progress: Progress | None, stop: threading.Event | None
-) -> Parsed:
-    parsed: Parsed = {}
-    for done, path in enumerate(paths, 1):
-        if stop is not None and stop.is_set():
-            raise ParseCancelled
-        parsed[path] = tags_of(root, path)
-        if progress is not None:
-            progress(done)
-    return parsed
-
-
-def _parse_in_children(
-    root: Path, paths: list[str], progress: Progress | None, stop: threading.Event | None
-) -> Parsed:
-    shares = [paths[i::WORKERS] for i in range(WORKERS)]
-    env = {name: os.environ[name] for name in _ENV_KEPT if name in os.environ}
-    argv = [sys.executable, "-I", "-m", "coding_harness.daemon.index.parse_worker", str(root)]
-    children: list[subprocess.Popen[bytes]] = []
-    try:
-        for _ in shares:
-            children.append(
-                subprocess.Popen(
-                    argv,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    env=env,
-                    cwd="/",
-                )
-            )
-    except OSError:
-        for child in children:
-            child.kill()
-            child.wait()
-        raise
-    parsed: Parsed = {}
-    lock = threading.Lock()
-
-    def count() -> None:
-        if progress is not None:
-            with lock:
-                progress(len(parsed))
-
-    threads = [
-        threading.Thread(target=_feed_and_read, args=(child, share, parsed, count), daemon=True)
-        for child, share in zip(children, shares, strict=True)
-    ]
-    deadline = time.monotonic() + BUILD_TIME_LIMIT
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(0.1)
-                if (stop is not None and stop.is_set()) or time.monotonic() > deadline:
-                    raise ParseCancelled
-    finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-            child.wait()
-            for thread in threads:
-                thread.join(1.0)
-            if child.stdout is not None:
-                child.stdout.close()
-    return parsed  # a child that died left its files out: the next refresh retries them
-
-
-def _feed_and_read(
-    child: subprocess.Popen[bytes], share: list[str], parsed: Parsed, count: Callable[[], None]
-) -> None:
-    assert child.stdin is not None and child.stdout is not None
-    feeder = threading.Thread(target=_feed, args=(child, share), daemon=True)
-    feeder.start()
-    expected = set(share)
-    for line in child.stdout:
-        try:
-            path, tags = _decode(json.loads(line))
-        except (ValueError, TypeError, KeyError, IndexError):
-            continue
-        if path in expected:
-            parsed[path] = tags
-            count()
-    feeder.join()
-
-
-def _feed(child: subprocess.Popen[bytes], share: list[str]) -> None:
-    assert child.stdin is not None
-    try:
-        with child.stdin:
-            for path in share:
-                child.stdin.write(json.dumps(path).encode() + b"\n")
-    except OSError:
-        pass  # the child died; its files are marked
-
-
-def _encode(path: str, tags: FileTags) -> str:
+def encode(path: str, tags: FileTags) -> str:
     definitions = [[d.name, d.kind, d.line, d.signature] for d in tags.definitions]
     return json.dumps([path, tags.skipped, definitions, tags.references])
 
 
-def _decode(row: Any) -> tuple[str, FileTags]:
+def decode(row: Any) -> tuple[str, FileTags]:
+    """A child's answer line, decoded; ValueError, TypeError, KeyError or IndexError
+    when it is not one."""
     path, skipped, definitions, references = row
     tags = FileTags(
         definitions=[
@@ -200,14 +78,19 @@ def _lines(stream: Any) -> Iterator[str]:
 
 
 def main() -> None:
-    root = Path(sys.argv[1])
+    root, seconds = Path(sys.argv[1]), float(sys.argv[2])
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the alarm ends the process
     out = sys.stdout
     for line in _lines(sys.stdin):
         path = json.loads(line)
         if not isinstance(path, str):
-            continue
-        out.write(_encode(path, tags_of(root, path)) + "\n")
-    out.flush()
+            break
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        tags = tags_of(root, path)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        out.write(encode(path, tags) + "\n")
+        out.flush()  # the daemon counts the answers to know which file a dead child was on
 
 
 if __name__ == "__main__":

@@ -5,8 +5,12 @@ names the conversation mentions (`rank.py`); each definition by its file's score
 how many files use its name, and whether the conversation names it. The best
 definitions are shown grouped by file, in the order of each file's best one, as
 `path:` then `  LINE: signature` lines; as many as fit in the budget (tokens
-estimated as characters / 4, as everywhere else). What the conversation mentions
-is found by matching its words against the index's paths and defined names.
+estimated as characters / 4, as everywhere else). A partial index (over its
+memory budget) says so on the line after the header. What the conversation
+mentions is found by matching its words against the index's paths and defined
+names, in one linear pass each: the conversation is the user's and the
+repository's text (a tool result), and a pattern that backtracks would take
+seconds on a long run of path characters without a dot.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ MENTION_BOOST = 10.0
 SCAN_CHARS = 200_000  # of the conversation, newest first, looked at for mentions
 _MIN_LINE_CHARS = 6  # no map line is shorter: a budget holds at most budget / 6 of them
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,80}")
-_PATHLIKE = re.compile(r"[\w.\-/]+\.[A-Za-z0-9]{1,6}")
+_PATH_CHARS = re.compile(r"[\w.\-/]+")  # a run of them is matched whole against the paths
+MAX_PATH_CHARS = 1_024  # as the walk: a longer run is no indexed path
 
 HEADER = "The workspace's most relevant definitions (path, then line: signature):"
 
@@ -50,9 +55,9 @@ def mentions(index: CodeIndex, texts: Iterable[str]) -> Mentions:
     with index.data_lock:
         names = {word for word in set(_WORD.findall(joined)) if word in index.defined}
         files = set()
-        for candidate in set(_PATHLIKE.findall(joined)):
-            path = candidate.removeprefix("./")
-            if path in index.files:
+        for run in set(_PATH_CHARS.findall(joined)):
+            path = run.rstrip(".").removeprefix("./")  # `see app.py.` names app.py
+            if len(path) <= MAX_PATH_CHARS and path in index.files:
                 files.add(path)
     return Mentions(files=frozenset(files), names=frozenset(names))
 
@@ -62,10 +67,12 @@ def repo_map(index: CodeIndex, budget_tokens: int, mentioned: Mentions | None = 
     if budget_tokens <= 0:
         return ""
     budget = budget_tokens * CHARS_PER_TOKEN
+    notice = index.notice()
+    header = HEADER if notice is None else f"{HEADER}\n({notice})"
     with index.data_lock:
         nothing = Mentions(frozenset(), frozenset())
         lines = _ranked_lines(index, mentioned or nothing, budget // _MIN_LINE_CHARS)
-    return _fit(lines, budget)
+    return _fit(lines, budget, header)
 
 
 def _ranked_lines(index: CodeIndex, mentioned: Mentions, most: int) -> list[tuple[str, str]]:
@@ -114,23 +121,23 @@ def _ranked_lines(index: CodeIndex, mentioned: Mentions, most: int) -> list[tupl
     return [(path, f"{line}: {signature}") for _, path, line, signature in best_first]
 
 
-def _fit(lines: list[tuple[str, str]], budget_chars: int) -> str:
+def _fit(lines: list[tuple[str, str]], budget_chars: int, header: str = HEADER) -> str:
     """The longest best-first prefix of `lines` whose rendering fits the budget."""
     low, high = 0, len(lines)
     while low < high:  # the largest count that fits
         middle = (low + high + 1) // 2
-        if len(_render(lines[:middle])) <= budget_chars:
+        if len(_render(lines[:middle], header)) <= budget_chars:
             low = middle
         else:
             high = middle - 1
-    return _render(lines[:low]) if low else ""
+    return _render(lines[:low], header) if low else ""
 
 
-def _render(lines: list[tuple[str, str]]) -> str:
+def _render(lines: list[tuple[str, str]], header: str = HEADER) -> str:
     by_file: dict[str, list[str]] = {}
     for path, line in lines:
         by_file.setdefault(path, []).append(line)
-    out = [HEADER]
+    out = [header]
     for path, entries in by_file.items():
         out.append(f"{path}:")
         out.extend(f"  {entry}" for entry in sorted(entries, key=_line_number))

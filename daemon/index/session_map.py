@@ -49,6 +49,7 @@ class SessionMap:
     done: int = 0
     total: int = 0
     error: str | None = None
+    notice: str | None = None  # the index is partial: over its memory budget
 
     @property
     def tokens(self) -> int:
@@ -64,6 +65,7 @@ class SessionMap:
             "done": self.done,
             "total": self.total,
             "error": self.error,
+            "notice": self.notice,
         }
 
 
@@ -91,6 +93,7 @@ async def session_map(
         done=int(state.get("done", 0)),
         total=int(state.get("total", 0)),
         error=state.get("error"),
+        notice=state.get("notice"),
     )
     failed = state.get("state") == FAILED
     if index is None:  # the first build runs (or just ended: the next call has the map)

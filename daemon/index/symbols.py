@@ -3,7 +3,8 @@
 Definitions come from the index (path:line, kind and signature). References are
 the files whose tags use the name, most uses first; for the first few of them
 the lines are found by reading the file and looking for the name as a whole word,
-so the model can go straight there. Everything is capped. While the workspace's
+so the model can go straight there. Everything is capped. An index over its memory
+budget is partial: the answer's last line says so. While the workspace's
 first build runs, the answer says so with its progress and points to grep.
 """
 
@@ -13,13 +14,12 @@ import asyncio
 import re
 from pathlib import Path
 
+from coding_harness.daemon.index.beneath import read_beneath
 from coding_harness.daemon.index.code_index import CodeIndex
 from coding_harness.daemon.index.hub import FAILED, IndexHub
 from coding_harness.daemon.index.session_map import REFRESH_WAIT
 from coding_harness.daemon.index.tags import MAX_FILE_BYTES
 from coding_harness.daemon.tools.errors import ToolRefusal
-from coding_harness.daemon.tools.files import read_regular
-from coding_harness.daemon.tools.workspace import Workspace
 
 MAX_DEFINITIONS = 20
 MAX_REFERENCE_FILES = 30
@@ -59,6 +59,13 @@ class IndexSymbols:
 
 
 def describe(index: CodeIndex, name: str) -> str:
+    """The answer, with a last line saying so when the index is partial."""
+    found = _describe(index, name)
+    notice = index.notice()
+    return found if notice is None else f"{found}\nnote: {notice}"
+
+
+def _describe(index: CodeIndex, name: str) -> str:
     definitions = index.definitions(name)
     users = index.referencing(name)
     if not definitions and not users:
@@ -78,18 +85,18 @@ def describe(index: CodeIndex, name: str) -> str:
         for rank, (path, count) in enumerate(users[:MAX_REFERENCE_FILES]):
             out.append(f"  {path} ({count} {'use' if count == 1 else 'uses'})")
             if rank < LINES_FOR_FILES:
-                out.extend(_lines(Workspace(index.root), path, pattern))
+                out.extend(_lines(index.root, path, pattern))
         if len(users) > MAX_REFERENCE_FILES:
             out.append(f"  [{len(users) - MAX_REFERENCE_FILES} more files not shown]")
     return "\n".join(out)
 
 
-def _lines(workspace: Workspace, path: str, pattern: re.Pattern[str]) -> list[str]:
-    """The first lines of `path` naming the symbol; none if it now leads somewhere else."""
+def _lines(root: Path, path: str, pattern: re.Pattern[str]) -> list[str]:
+    """The first lines of `path` naming the symbol; none if it now leads somewhere else
+    (a symlink anywhere on its way: `read_beneath`)."""
     try:
-        real = workspace.resolve_visible(path)
-        data, _ = read_regular(real, path, MAX_FILE_BYTES)
-    except (ToolRefusal, OSError):
+        data = read_beneath(root, path, MAX_FILE_BYTES)
+    except OSError:
         return []
     found = []
     for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):

@@ -4,7 +4,8 @@ languages, the fake model server over HTTP.
 A coding turn's system prompt carries the repo map once the index is built, led by
 the file the request names; find_symbol answers from the index; an edit and a
 deletion show at the next turn; a restarted daemon parses nothing again; two
-sessions on one workspace share one build.
+sessions on one workspace share one build. A hostile workspace and conversation
+never keep `daemon.status` waiting.
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -160,3 +166,48 @@ def test_a_small_context_gets_a_smaller_map(
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=10)
+
+
+@contextmanager
+def longest_status_wait(socket: Path) -> Iterator[list[float]]:
+    """Asks `daemon.status` every 10 ms on its own connection meanwhile; the list holds
+    the longest wait, in seconds, once the block ends."""
+    longest = [0.0]
+    done = threading.Event()
+
+    def poll() -> None:
+        with client(socket) as conn:
+            while not done.wait(0.01):
+                started = time.monotonic()
+                conn.request("daemon.status", {}, timeout=120)
+                longest[0] = max(longest[0], time.monotonic() - started)
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    try:
+        yield longest
+    finally:
+        done.set()
+        poller.join()
+
+
+def test_daemon_status_answers_while_a_hostile_workspace_is_indexed(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    """Files of unclosed brackets (seconds of tree-sitter's query each) and a request
+    holding a 120,000-character run without a dot (a backtracking scan for paths):
+    before, each held the daemon's interpreter for seconds, and every session waited."""
+    for n in range(4):
+        (sandbox.workspace / f"bomb{n}.py").write_bytes(b"(" * 64_000)
+    (sandbox.workspace / "app.py").write_text("def handle_request():\n    return 1\n")
+    with longest_status_wait(sandbox.socket) as longest:
+        session = new_session(conn, sandbox.workspace)
+        found = ready_map(conn, session)
+        model.add(Reply(content="Read it."), Reply(content="Again."))
+        turn(conn, session, "a" * 120_000 + " then look at app.py")
+        turn(conn, session, "and handle_request once more")
+    # A correctness bound, not a speed figure: before, the daemon did not answer for
+    # 3 s per file and 20 s or more per turn.
+    assert longest[0] < 2.0
+    assert found["files"] == 5 and "handle_request" in found["map"]
+    assert "app.py:" in system_prompt(model)

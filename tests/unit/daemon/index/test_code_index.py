@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coding_harness.daemon.index import parse_worker, tags
+from coding_harness.daemon.index import parse_pool, parse_worker, tags
 from coding_harness.daemon.index.code_index import CodeIndex
 from coding_harness.daemon.index.languages import grammar
 from coding_harness.daemon.index.persist import IndexFile, index_path
@@ -130,8 +130,7 @@ def test_hostile_files_cost_bounded_work(tmp_path: Path) -> None:
 def test_many_files_are_parsed_in_child_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(parse_worker, "IN_PROCESS_UP_TO", 2)
-    monkeypatch.setattr(parse_worker, "WORKERS", 2)
+    monkeypatch.setattr(parse_pool, "WORKERS", 2)
     repo = generate_repo(tmp_path / "repo", 10, body_lines=4)
     seen: list[tuple[int, int]] = []
     index = CodeIndex(repo.root)
@@ -190,6 +189,7 @@ def test_names_that_cannot_be_shown_as_they_are_are_not_indexed(tmp_path: Path) 
 def test_a_parser_fault_costs_that_file_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """In the parser process: `tags_of` is what it runs on each file."""
     (tmp_path / "good.py").write_text("def good():\n    pass\n")
     (tmp_path / "bad.py").write_text("def bad():\n    pass\n")
     real = parse_worker.file_tags
@@ -200,10 +200,9 @@ def test_a_parser_fault_costs_that_file_only(
         return real(data, grammar)  # type: ignore[arg-type]
 
     monkeypatch.setattr(parse_worker, "file_tags", flaky)
-    index = CodeIndex(tmp_path)
-    index.refresh()
-    assert index.files["bad.py"].tags.skipped == "the parser failed on it: RuntimeError"
-    assert [f.path for f in index.definitions("good")] == ["good.py"]
+    bad = parse_worker.tags_of(tmp_path, "bad.py")
+    assert bad.skipped == "the parser failed on it: RuntimeError"
+    assert [d.name for d in parse_worker.tags_of(tmp_path, "good.py").definitions] == ["good"]
 
 
 def test_a_file_the_parser_is_slow_on_is_skipped_at_its_limit(
