@@ -65,7 +65,9 @@ class CodeIndex:
         self.budget = budget or MemoryBudget()
         self.left_out: set[str] = set()  # held without tags: over the memory budget
         self.files: dict[str, StoredFile] = {}
-        self.defined: dict[str, list[str]] = {}  # name -> paths defining it
+        # name -> paths defining it, as tuples: untracked by the garbage collector, like
+        # the definitions (see tags.Definition), and safe to share with the ranking.
+        self.defined: dict[str, tuple[str, ...]] = {}
         self.used_by: dict[str, int] = {}  # name -> number of files referencing it
         self.ranks = FileRanks.empty()
         self.loaded = False
@@ -152,7 +154,7 @@ class CodeIndex:
         with self.data_lock:
             previous, touched, redefined = self.ranks, self._touched, self._redefined
             files = dict(self.files)
-            defined = {name: list(paths) for name, paths in self.defined.items()}
+            defined = dict(self.defined)  # the tuples are never changed, only replaced
             self._touched, self._redefined = set(), set()
         try:
             if previous.paths and set(previous.paths) == files.keys():
@@ -211,7 +213,7 @@ class CodeIndex:
         if entry.tags is _LEFT_OUT:
             self.left_out.add(path)
         for name in {d.name for d in entry.tags.definitions}:
-            self.defined.setdefault(name, []).append(path)
+            self.defined[name] = (*self.defined.get(name, ()), path)
         for name in entry.tags.references:
             self.used_by[name] = self.used_by.get(name, 0) + 1
 
@@ -224,11 +226,11 @@ class CodeIndex:
         else:
             self.budget.give_back(self.root, tags_bytes(entry.tags))
         for name in {d.name for d in entry.tags.definitions}:
-            paths = self.defined.get(name)
-            if paths is not None:
-                paths.remove(path)
-                if not paths:
-                    del self.defined[name]
+            kept = tuple(p for p in self.defined.get(name, ()) if p != path)
+            if kept:
+                self.defined[name] = kept
+            else:
+                self.defined.pop(name, None)
         for name in entry.tags.references:
             left = self.used_by.get(name, 1) - 1
             if left > 0:

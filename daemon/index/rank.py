@@ -33,6 +33,9 @@ _TOLERANCE = 1e-7
 _PUSH_EPSILON = 1e-4
 _PUSH_BUDGET = 200_000  # pushes per personalised rank, whatever the graph
 
+# name -> the paths defining it (`CodeIndex.defined`)
+Definers = Mapping[str, tuple[str, ...]]
+
 
 @dataclass(kw_only=True, slots=True)
 class FileRanks:
@@ -61,7 +64,7 @@ class FileGraph:
     edges: list[list[tuple[int, float]]]
 
 
-def file_graph(files: Mapping[str, StoredFile], defined: Mapping[str, list[str]]) -> FileGraph:
+def file_graph(files: Mapping[str, StoredFile], defined: Definers) -> FileGraph:
     """The weighted graph of uses between `files` (see the module's docstring)."""
     paths = sorted(files)
     position = {path: i for i, path in enumerate(paths)}
@@ -72,7 +75,7 @@ def file_graph(files: Mapping[str, StoredFile], defined: Mapping[str, list[str]]
 def update_graph(
     previous: FileRanks,
     files: Mapping[str, StoredFile],
-    defined: Mapping[str, list[str]],
+    defined: Definers,
     dirty: set[str],
 ) -> FileGraph:
     """`previous`'s graph with the links of the `dirty` files made again (the same files)."""
@@ -98,14 +101,14 @@ def rank_graph(graph: FileGraph, previous: FileRanks | None = None) -> FileRanks
 
 def rank_files(
     files: Mapping[str, StoredFile],
-    defined: Mapping[str, list[str]],
+    defined: Definers,
     previous: FileRanks | None = None,
 ) -> FileRanks:
     return rank_graph(file_graph(files, defined), previous)
 
 
 def _out_edges(
-    path: str, entry: StoredFile, defined: Mapping[str, list[str]], position: Mapping[str, int]
+    path: str, entry: StoredFile, defined: Definers, position: Mapping[str, int]
 ) -> list[tuple[int, float]]:
     weights: dict[int, float] = {}
     for name, count in entry.tags.references.items():

@@ -85,7 +85,7 @@ def _ranked_lines(index: CodeIndex, mentioned: Mentions, most: int) -> list[tupl
         if (at := ranks.position.get(path)) is not None:
             seeds[at] = seeds.get(at, 0.0) + 1.0
     for name in mentioned.names:
-        definers = index.defined.get(name, [])
+        definers = index.defined.get(name, ())
         for path in definers:
             if (at := ranks.position.get(path)) is not None:
                 seeds[at] = seeds.get(at, 0.0) + 1.0 / len(definers)
