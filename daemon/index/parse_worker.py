@@ -15,6 +15,7 @@ a hostile file the parser would grow without end makes it fail instead.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import signal
 import sys
@@ -31,6 +32,7 @@ from coding_harness.daemon.index.tags import (
     file_tags,
 )
 
+NICENESS = 10  # how far below the daemon a worker runs (os.nice)
 MEMORY_BYTES = 2 * 2**30  # the child's address space: a parse that needs more fails
 
 
@@ -80,6 +82,7 @@ def _lines(stream: Any) -> Iterator[str]:
 def main() -> None:
     root, seconds = Path(sys.argv[1]), float(sys.argv[2])
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    os.nice(NICENESS)  # background work: the daemon answering its clients comes first
     signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the alarm ends the process
     out = sys.stdout
     for line in _lines(sys.stdin):
