@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_NAME = "daemon.log"
 LOG_MAX_BYTES = 5 * 1024 * 1024
+LOOP_SWITCH_SECONDS = 0.001  # the interpreter lock's switch interval (see `_run`)
 LOG_BACKUPS = 3
 
 
@@ -159,6 +160,12 @@ def _run(args: argparse.Namespace) -> None:
         os.environ, record_path=discovery.record_path(), log_file=log_file
     )
     socket_path = _socket_path(args.socket, service)
+    # The event loop answers every client; worker threads (the index's readers and
+    # ranking, MCP conversions) run Python for long stretches. Each time the loop's
+    # thread wants the interpreter lock back it waits up to this interval, and one
+    # request wants it back at every read and write: at the default 5 ms a request
+    # waited 50-100 ms behind an index build (bench/daemon_stall.py).
+    sys.setswitchinterval(LOOP_SWITCH_SECONDS)
     asyncio.run(_serve(socket_path, service, args))
 
 
