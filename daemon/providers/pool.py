@@ -21,7 +21,10 @@ Plain `http` endpoints (local servers) stay on HTTP/1.1: HTTP/2 without TLS
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
+import ssl
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -75,6 +78,7 @@ class ProviderPool:
         self._entries: dict[PoolKey, _Entry] = {}
         # Profiles whose server cannot stream a request with tools (stream_fallback.py).
         self._whole_answers = WholeAnswerMemory()
+        self._tls: ssl.SSLContext | None = None
 
     def model_for(
         self,
@@ -132,12 +136,15 @@ class ProviderPool:
                 limits=POOL_LIMITS,
                 timeout=STREAM_TIMEOUT,
                 follow_redirects=False,
+                verify=self._tls or True,
             )
             entry = self._entries[key] = _Entry(client=client)
         return entry
 
     @contextlib.asynccontextmanager
     async def _lend(self, key: PoolKey) -> AsyncIterator[httpx.AsyncClient]:
+        if self._tls is None:  # built once, off the event loop (loading the CAs: ~40 ms)
+            self._tls = await asyncio.to_thread(shared_tls)
         entry = self._entry(key)
         entry.busy += 1
         try:
@@ -146,3 +153,14 @@ class ProviderPool:
             entry.busy -= 1
             if entry.retired and entry.busy == 0:
                 await entry.client.aclose()
+
+
+@functools.cache
+def shared_tls() -> ssl.SSLContext:
+    """The TLS context every client of the pool verifies servers with (httpx's default:
+    certifi's CAs, or SSL_CERT_FILE / SSL_CERT_DIR): made once, not per client. Run in
+    a worker thread, it also brings in what a client first needs (HTTP/2 among it),
+    which the event loop would otherwise import at the first model call."""
+    context = httpx.create_ssl_context()
+    httpx.AsyncClient(http2=True, verify=context)  # never used: nothing to close
+    return context
