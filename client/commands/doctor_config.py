@@ -26,12 +26,13 @@ from coding_harness.protocol.config_files import (
     parse_json,
     project_config,
 )
+from coding_harness.protocol.project_files import ProjectFileRefused, read_project_file
 from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER, LOCAL_ENDPOINT
 
 TOP_KEYS = frozenset(
     {
         *("providers", "default_provider", "agent", "search", "retry", "quiet", "plain"),
-        *("debug", "mcp_servers"),
+        *("debug", "mcp_servers", "hooks", "notify"),
     }
 )
 LEGACY_KEYS = TOP_KEYS | {"provider", "model"}
@@ -112,9 +113,17 @@ def check_configs(
 
 def _read(file: _File) -> list[Finding]:
     try:
-        file.raw = file.path.read_bytes()
+        if file.kind == "project":  # as the daemon reads it: a regular file, never a link
+            raw = read_project_file(file.path, limit=None)
+            if raw is None:
+                return []
+            file.raw = raw
+        else:
+            file.raw = file.path.read_bytes()
     except FileNotFoundError:
         return []
+    except ProjectFileRefused as refused:
+        return [problem(str(refused), "the daemon does not read it either; see the line above")]
     except OSError as exc:
         return [problem(f"{file.path}: cannot read ({exc.strerror})", "check its permissions")]
     try:

@@ -64,9 +64,10 @@ def _home_shown(home: Path) -> Finding:
     global file's additions (the daemon ignores a project file's)."""
     builtin = [f"~/{entry}" for entry in SHOWN_IN_HOME if (home / entry).is_dir()]
     added = [e for e in _global_entries(home) if entry_path(e, str(home)) is not None]
-    shown = ", ".join([*builtin, *added]) or "nothing"
+    shown = ", ".join([*builtin, *added])
+    seen = f"see only {shown} (read-only)" if shown else "see none of it"
     return info(
-        f"sandbox: of your home folder commands see only {shown} (read-only); "
+        f"sandbox: of your home folder commands {seen}; "
         f"add folders with agent.{CONFIG_KEY} in ~/{GLOBAL_CONFIG_NAME}"
     )
 

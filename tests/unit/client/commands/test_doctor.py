@@ -173,3 +173,30 @@ def test_what_a_config_file_names_reaches_the_terminal_made_safe(
     out = capsys.readouterr().out
     assert "colour" in out  # the unknown key is reported...
     assert "\x1b" not in out and "\x07" not in out  # ...without its control characters
+
+
+def test_the_hooks_and_notify_keys_are_known(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    cwd.mkdir()
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(tmp_path / "state")}
+    config = {"hooks": {"Stop": [{"command": "true"}]}, "notify": {"bell": False}}
+    (home / ".coding_harness.json").write_text(json.dumps(config))
+    texts = " | ".join(f.text for f in doctor_config.check_configs(home, cwd, env)[0])
+    assert "unknown key" not in texts
+
+
+def test_a_project_file_that_is_a_link_is_named_and_not_read(tmp_path: Path) -> None:
+    """As the daemon does: a link is refused, whatever it points at."""
+    home, cwd, elsewhere = tmp_path / "home", tmp_path / "proj", tmp_path / "elsewhere"
+    for folder in (home, cwd, elsewhere):
+        folder.mkdir()
+    target = elsewhere / ".local_coding_harness.json"
+    target.write_text(json.dumps({"providers": {"evil": {"model": "m"}}, "colour": 1}))
+    (cwd / ".local_coding_harness.json").symlink_to(target)
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(tmp_path / "state")}
+    findings, merged = doctor_config.check_configs(home, cwd, env)
+    refused = [f for f in findings if "symbolic link" in f.text]
+    assert len(refused) == 1 and refused[0].level == "problem"
+    assert "colour" not in " | ".join(f.text for f in findings)  # never parsed
+    assert "evil" not in merged.get("providers", {})

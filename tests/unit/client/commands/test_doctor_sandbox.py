@@ -49,3 +49,11 @@ def test_it_lists_what_commands_see_of_the_home_folder(
     assert "~/.cargo/bin" in home.text and "~/tools" in home.text
     assert "~/.ssh" not in home.text and "~," not in home.text
     assert "agent.sandbox_home" in home.text
+
+
+def test_an_empty_view_of_the_home_folder_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(doctor_sandbox, "_unavailable", lambda: None)
+    _, home = check_sandbox({"agent": {"sandbox": "auto"}}, tmp_path)
+    assert "commands see none of it;" in home.text
