@@ -23,6 +23,7 @@ from coding_harness.protocol.config_files import (
     parse_json,
     project_config,
 )
+from coding_harness.protocol.project_files import read_project_file
 from coding_harness.protocol.vocabulary import BUILTIN_PROVIDER
 
 USAGE = "usage: harness completions bash|zsh|fish"
@@ -81,12 +82,12 @@ def _configured() -> dict[str, str]:
     """Provider name -> model from the legacy, global and project config files."""
     found: dict[str, str] = {}
     home = Path.home()
-    for path in (
-        legacy_config(home),
-        global_config(home),
-        project_config(Path.cwd()),
+    for path, project in (
+        (legacy_config(home), False),
+        (global_config(home), False),
+        (project_config(Path.cwd()), True),
     ):
-        providers = _read_json(path).get("providers")
+        providers = _read_json(path, project=project).get("providers")
         if isinstance(providers, dict):
             for name, profile in providers.items():
                 model = profile.get("model") if isinstance(profile, dict) else None
@@ -94,9 +95,12 @@ def _configured() -> dict[str, str]:
     return {name: model for name, model in found.items() if name}
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path, *, project: bool = False) -> dict[str, Any]:
+    """A config file's object, {} when it cannot be used; a project's only as a
+    regular file, never through a link (as the daemon reads it)."""
     try:
-        data = parse_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = read_project_file(path, limit=None) if project else path.read_bytes()
+        data = parse_json(raw.decode("utf-8")) if raw is not None else {}
+    except (OSError, ValueError):  # ProjectFileRefused is a ValueError
         return {}
     return data if isinstance(data, dict) else {}

@@ -28,6 +28,7 @@ from coding_harness.protocol.config_files import (
     parse_json,
     project_config,
 )
+from coding_harness.protocol.project_files import ProjectFileRefused, read_project_file
 
 APPROVE_WORDS = ("always", "never")
 START_WORDS = ("lazy", "eager")
@@ -45,7 +46,7 @@ def check_mcp(home: Path, cwd: Path, env: Mapping[str, str]) -> list[Finding]:
     )
     found: list[Finding] = []
     for path, key, needs_trust in sources:
-        loaded = _load(path)
+        loaded = _load(path, project=needs_trust)
         if isinstance(loaded, Finding):
             found.append(loaded)
             continue
@@ -66,14 +67,21 @@ def check_mcp(home: Path, cwd: Path, env: Mapping[str, str]) -> list[Finding]:
     return found
 
 
-def _load(path: Path) -> tuple[dict[str, Any], bytes] | Finding | None:
+def _load(path: Path, *, project: bool) -> tuple[dict[str, Any], bytes] | Finding | None:
     """The file's object and bytes; None when absent (or, for the files `doctor_config`
-    checks already, unusable); a problem for an unusable `.mcp.json`."""
+    checks already, unusable); a problem for an unusable `.mcp.json`. A project's file
+    is read as the daemon reads it: a regular file, never through a link."""
     try:
-        raw = path.read_bytes()
+        raw = read_project_file(path, limit=None) if project else path.read_bytes()
+        if raw is None:
+            return None
         data = parse_json(raw.decode("utf-8"))
     except FileNotFoundError:
         return None
+    except ProjectFileRefused as refused:
+        if path.name != MCP_CONFIG_NAME:
+            return None  # doctor_config names it
+        return problem(str(refused), "the daemon does not start its servers either")
     except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         if path.name != MCP_CONFIG_NAME:
             return None

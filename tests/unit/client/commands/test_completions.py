@@ -112,3 +112,15 @@ def test_fish_completes_subcommands_flags_and_providers(
     assert complete("harness --provider ") == ["alpha", "beta", "local"]
     assert "stream-json" in complete("harness --output-format ")
     assert complete("harness mcp ") == ["list", "restart"]
+
+
+def test_a_project_file_is_read_only_when_it_is_no_link(
+    home: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / ".local_coding_harness.json"
+    elsewhere.write_text(json.dumps({"providers": {"gamma": {"model": "g-1"}}}))
+    (home / ".local_coding_harness.json").symlink_to(elsewhere)
+    assert values("provider") == ["alpha", "beta", "local"]
+    (home / ".local_coding_harness.json").unlink()
+    (home / ".local_coding_harness.json").write_bytes(elsewhere.read_bytes())
+    assert values("provider") == ["alpha", "beta", "gamma", "local"]

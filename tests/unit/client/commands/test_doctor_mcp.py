@@ -123,3 +123,14 @@ def test_an_unreadable_mcp_json_is_a_problem_and_mcp_servers_a_known_key(
     configure(home, {"here": {"command": "mcp-server-here"}})
     findings, _ = doctor_config.check_configs(home, cwd, env)
     assert [f.level for f in findings] == ["ok"]  # mcp_servers is no unknown key
+
+
+def test_a_linked_mcp_json_is_named_and_its_servers_not_checked(
+    place: tuple[Path, Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    home, cwd, env = place
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / ".mcp.json"
+    elsewhere.write_text(json.dumps({"mcpServers": {"here": {"command": "mcp-server-here"}}}))
+    (cwd / ".mcp.json").symlink_to(elsewhere)
+    (finding,) = check_mcp(home, cwd, env)
+    assert finding.level == "problem" and "symbolic link" in finding.text
