@@ -163,7 +163,8 @@ def test_the_first_find_symbol_after_a_restart_answers_from_the_stored_index(
     try:
         with client(sandbox.socket) as conn:
             session = new_session(conn, sandbox.workspace)
-            assert turn(conn, session, f"refactor {name} in this project")[-1]["data"]["exit_code"] == 0
+            events = turn(conn, session, f"refactor {name} in this project")
+            assert events[-1]["data"]["exit_code"] == 0
             stored = model.requests[-1]["messages"][-1]["content"]
             assert ready_status(conn)[0]["done"] == 2  # the refresh behind it parsed the two
             turn(conn, session, f"now refactor {name} in this project again")
