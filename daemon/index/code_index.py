@@ -1,8 +1,11 @@
 """One workspace's code index: every source file's tags, and what ranks them.
 
-`CodeIndex.refresh` (blocking: run it in a worker thread) loads the stored rows
-the first time, walks the workspace (`walk.py`: hidden names skipped, nested
-.gitignore files honoured), re-parses only the files whose size or mtime
+`CodeIndex.load` (blocking, as every call here but the readers: run it in a worker
+thread) reads the stored rows and ranks them, so a restarted daemon answers from
+them before it has looked at a file (`checked` says when it has).
+`CodeIndex.refresh` loads the stored rows the first time if `load` did not, walks
+the workspace (`walk.py`: hidden names skipped, nested .gitignore files
+honoured), re-parses only the files whose size or mtime
 changed (in child processes, `parse_pool.py`), drops the ones that are gone, saves
 the difference and ranks the files again (`rank.py`; or leaves that to `rerank`,
 later, when asked to). Only one refresh runs at a time.
@@ -71,6 +74,7 @@ class CodeIndex:
         self.used_by: dict[str, int] = {}  # name -> number of files referencing it
         self.ranks = FileRanks.empty()
         self.loaded = False
+        self.checked = False  # a refresh has compared the tags with the files on disk
         self.stale = True  # the ranks are not those of the current tags
         # Since the last ranking: the files parsed again or gone, and the names whose
         # defining files changed (the links of the files using them change).
@@ -133,6 +137,7 @@ class CodeIndex:
             if self._store is not None and (fresh or removed):
                 self._store.save(fresh, removed, whole=False)
             self.capped = capped
+            self.checked = True
             return Refresh(
                 parsed=len(fresh),
                 removed=len(removed),
@@ -172,8 +177,20 @@ class CodeIndex:
             self.ranks = ranks
             self.stale = bool(self._touched or self._redefined)
 
-    def _load(self) -> None:
-        stored = self._store.load() if self._store is not None else {}
+    def load(self) -> bool:
+        """Read the stored rows and rank them, before any refresh; False when there are
+        none to answer from (no file, another workspace's or version's, or damaged: the
+        first refresh builds the index)."""
+        with self._refresh_lock:
+            found = self._load() if not self.loaded else None
+            if found and self.files and self.stale:
+                self._rank()
+            return bool(found)
+
+    def _load(self) -> bool:
+        """Whether the store held this workspace's index (the rows are held either way)."""
+        found = self._store.load() if self._store is not None else None
+        stored = found or {}
         with self.data_lock:
             self.files = {}
             self.defined, self.used_by = {}, {}
@@ -183,6 +200,7 @@ class CodeIndex:
                     entry.tags = _LEFT_OUT
                 self._link(path, entry)
         self.loaded = True
+        return found is not None
 
     def notice(self) -> str | None:
         """What to tell a reader of a partial index; None when it holds every file's tags.

@@ -1,9 +1,13 @@
 """The daemon's code indexes: one per workspace, shared by every session on it.
 
 `IndexHub.current(root)` is what a turn calls as it starts. A workspace seen for
-the first time gets its index loaded and built in the background (a worker
-thread; many files are parsed in child processes), and the turn goes on without
-a map: it is not held up by a cold build. Once built, each call refreshes the
+the first time gets its stored index loaded (a worker thread reads its file and
+ranks it) and then refreshed or built in the background (many files are parsed
+in child processes). A stored index answers as soon as it is loaded, while its
+first refresh runs behind it (`CodeIndex.checked` is False until that ends: the
+files changed while the daemon was down are not in it yet); without one (no
+file, or one that cannot be used) the turn goes on without a map: it is not held
+up by a cold build. Once built, each call refreshes the
 index first (re-parsing only what changed) and returns it (a submit starts that
 refresh with `warm`, and the turn takes one begun since its submit as current); the files are ranked
 again afterwards, in the background, so the map of that turn uses the ranks of a
@@ -65,6 +69,7 @@ class _Entry:
     seconds: float = 0.0
     error: str | None = None
     built: bool = False  # a first build finished (a later failure keeps the old data)
+    loading: asyncio.Task[bool] | None = None  # reads the stored index: True if it answers
     task: asyncio.Task[None] | None = None
     ranking: asyncio.Task[None] | None = None  # ranks the files again after an update
     stop: threading.Event = field(default_factory=threading.Event)
@@ -104,9 +109,10 @@ class IndexHub:
         return entry.to_wire() if entry is not None else None
 
     def index_of(self, root: Path) -> CodeIndex | None:
-        """The workspace's index as it is, without a refresh; None before its first build."""
+        """The workspace's index as it is, without a refresh; None before its first build
+        unless its stored index was loaded."""
         entry = self._entries.get(root)
-        return entry.index if entry is not None and entry.built else None
+        return entry.index if entry is not None and (entry.built or _stored(entry)) else None
 
     def status(self) -> list[dict[str, Any]]:
         return [entry.to_wire() for entry in self._entries.values()]
@@ -120,9 +126,12 @@ class IndexHub:
         """The workspace's index brought up to date, or None while its first build runs
         (or when the folder is not indexed: the home folder or /). A refresh started at
         `since` (a `time.monotonic()`) or later counts as up to date: a turn passes the
-        time it was submitted, when `warm` started one."""
+        time it was submitted, when `warm` started one. Before its first refresh ends,
+        the stored index as soon as it is loaded, not waiting for that refresh."""
         entry = self._start(root, since)
         if not entry.built:
+            if entry.loading is not None and await asyncio.shield(entry.loading):
+                return entry.index
             return None
         assert entry.task is not None
         await asyncio.shield(entry.task)
@@ -134,10 +143,12 @@ class IndexHub:
         entry = self._entries.get(root)
         if entry is None:
             self._evict()
-            index = CodeIndex(root, self._store(root), self.budget)
-            entry = self._entries[root] = _Entry(index=index)
+            store = self._store(root)
+            entry = self._entries[root] = _Entry(index=CodeIndex(root, store, self.budget))
             if root in UNINDEXED or root == Path.home().resolve():
                 entry.state, entry.error = FAILED, NOT_INDEXED
+            elif store is not None and not self._stopping:
+                entry.loading = asyncio.create_task(self._load(entry), name=f"index load {root}")
         entry.used_at = time.monotonic()
         if entry.error == NOT_INDEXED or self._stopping:
             return entry
@@ -194,7 +205,17 @@ class IndexHub:
             return None
         return IndexFile(index_path(self._state_dir, root), root)
 
+    async def _load(self, entry: _Entry) -> bool:
+        """Read the stored index in a worker thread; True when it can answer."""
+        try:
+            return await asyncio.to_thread(entry.index.load)
+        except Exception:  # the first refresh builds the index instead
+            log.exception("the stored code index of %s could not be loaded", entry.index.root)
+            return False
+
     async def _refresh(self, entry: _Entry) -> None:
+        if entry.loading is not None:  # the stored index first: it answers meanwhile
+            await asyncio.shield(entry.loading)
         started = entry.refreshed_from = time.monotonic()  # the walk sees the files from now
         self._make_room(entry.index.root)
         loop = asyncio.get_running_loop()
@@ -255,9 +276,16 @@ class IndexHub:
         a walk or a file's parse in a thread cannot be interrupted, and is not waited for
         past `CLOSE_SECONDS`."""
         self._stopping = True
-        tasks: list[asyncio.Task[None]] = []
+        tasks: list[asyncio.Task[Any]] = []
         for entry in self._entries.values():
             entry.stop.set()
-            tasks.extend(task for task in (entry.task, entry.ranking) if task is not None)
+            running = (entry.loading, entry.task, entry.ranking)
+            tasks.extend(task for task in running if task is not None)
         if tasks:
             await asyncio.wait(tasks, timeout=CLOSE_SECONDS)
+
+
+def _stored(entry: _Entry) -> bool:
+    """The entry's stored index was loaded and answers until its first refresh ends."""
+    loading = entry.loading
+    return loading is not None and loading.done() and not loading.cancelled() and loading.result()

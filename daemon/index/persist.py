@@ -83,22 +83,23 @@ class IndexFile:
         self.root = str(root)
         self.problem: str | None = None
 
-    def load(self) -> dict[str, StoredFile]:
-        """The stored rows; none when the file is missing, foreign, stale or damaged."""
+    def load(self) -> dict[str, StoredFile] | None:
+        """The stored rows; None when the file is missing, foreign, stale or damaged
+        (there is no index of this workspace to answer from: it is built)."""
         try:
             return self._load()
         except (sqlite3.Error, OSError, ValueError, TypeError) as exc:
             log.warning("the code index at %s cannot be read (%s); rebuilding it", self.path, exc)
             self._discard()
-            return {}
+            return None
 
-    def _load(self) -> dict[str, StoredFile]:
+    def _load(self) -> dict[str, StoredFile] | None:
         if not self.path.exists():
-            return {}
+            return None
         with _connect(self.path) as db:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
             if meta.get("root") != self.root or meta.get("tagger") != tagger_version():
-                return {}
+                return None
             rows = db.execute(
                 "SELECT path, size, mtime_ns, language, skipped, definitions, refs FROM files"
             ).fetchall()

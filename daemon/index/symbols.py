@@ -4,8 +4,11 @@ Definitions come from the index (path:line, kind and signature). References are
 the files whose tags use the name, most uses first; for the first few of them
 the lines are found by reading the file and looking for the name as a whole word,
 so the model can go straight there. Everything is capped. An index over its memory
-budget is partial: the answer's last line says so. While the workspace's
-first build runs, the answer says so with its progress and points to grep.
+budget is partial: the answer's last line says so. After a daemon's restart the
+index stored by its last run answers at once, while the files are looked at behind
+it: until that first refresh ends, a line says the files changed since may be
+missing. While the workspace's first build runs (no stored index to answer from),
+the answer says so with its progress and points to grep.
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ LINES_FOR_FILES = 8  # reference files whose lines are shown
 LINES_PER_FILE = 5
 _LINE_CHARS = 200
 _NAME = re.compile(r"[A-Za-z_$][\w$]{0,199}")
+UNCHECKED = (
+    "the code index is as the daemon's last run stored it: files changed since are "
+    "being indexed behind this answer (grep sees them now)"
+)
 
 
 class IndexSymbols:
@@ -59,10 +66,10 @@ class IndexSymbols:
 
 
 def describe(index: CodeIndex, name: str) -> str:
-    """The answer, with a last line saying so when the index is partial."""
-    found = _describe(index, name)
-    notice = index.notice()
-    return found if notice is None else f"{found}\nnote: {notice}"
+    """The answer, with a last line saying so when the index is partial or not yet
+    checked against the files (loaded from its file, its first refresh running)."""
+    notes = [index.notice(), None if index.checked else UNCHECKED]
+    return "\n".join([_describe(index, name), *(f"note: {n}" for n in notes if n)])
 
 
 def _describe(index: CodeIndex, name: str) -> str:

@@ -3,9 +3,10 @@ languages, the fake model server over HTTP.
 
 A coding turn's system prompt carries the repo map once the index is built, led by
 the file the request names; find_symbol answers from the index; an edit and a
-deletion show at the next turn; a restarted daemon parses nothing again; two
-sessions on one workspace share one build. A hostile workspace and conversation
-never keep `daemon.status` waiting.
+deletion show at the next turn; a restarted daemon parses nothing again, and its
+first turn's find_symbol answers from the stored index while the files changed
+meanwhile are parsed behind it; two sessions on one workspace share one build. A
+hostile workspace and conversation never keep `daemon.status` waiting.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from coding_harness.daemon.index.symbols import UNCHECKED
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply
@@ -42,6 +44,16 @@ def ready_map(conn: Connection, session: str) -> dict[str, Any]:
         return found if found["state"] == "ready" else None
 
     return wait_for(answer, "the code index to be built")
+
+
+def ready_status(conn: Connection) -> list[dict[str, Any]]:
+    """`daemon.status`'s indexes once none is building."""
+
+    def answer() -> list[dict[str, Any]] | None:
+        found: list[dict[str, Any]] = conn.request("daemon.status", {})["indexes"]
+        return found if found and all(s["state"] != "building" for s in found) else None
+
+    return wait_for(answer, "the code index's refresh to end")
 
 
 def turn(conn: Connection, session: str, text: str) -> list[dict[str, Any]]:
@@ -121,7 +133,7 @@ def test_a_restarted_daemon_reuses_the_index_and_sessions_share_one(
             sessions = [new_session(one, sandbox.workspace), new_session(two, sandbox.workspace)]
             answers = [ready_map(c, s) for c, s in zip((one, two), sessions, strict=True)]
             assert answers[0]["map"] == answers[1]["map"] != ""
-            status = one.request("daemon.status", {})["indexes"]
+            status = ready_status(one)  # the stored index answered before its refresh ended
             # One index for the workspace, and nothing parsed again after the restart.
             assert [(s["state"], s["files"], s["done"]) for s in status] == [
                 ("ready", len(repo.files), 0)
@@ -129,6 +141,40 @@ def test_a_restarted_daemon_reuses_the_index_and_sessions_share_one(
     finally:
         again.send_signal(signal.SIGTERM)
         again.wait(timeout=10)
+
+
+def test_the_first_find_symbol_after_a_restart_answers_from_the_stored_index(
+    sandbox: Sandbox, model: FakeModelServer, daemon: subprocess.Popen[bytes], repo: GeneratedRepo
+) -> None:
+    """Before, the new daemon answered "the code index is still being built (0 of 2
+    files parsed); use grep meanwhile" until its first refresh had parsed what changed
+    while it was down: here two files the parser takes seconds on each."""
+    with client(sandbox.socket) as first:
+        ready_map(first, new_session(first, sandbox.workspace))
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(timeout=10)
+    for n in range(2):  # written while the daemon is down: its first refresh parses them
+        (sandbox.workspace / f"slow{n}.py").write_bytes(b"(" * 64_000)
+    name = repo.popular[0]
+    path, line = repo.definitions[name]
+    model.add(Reply(tool_calls=[("find_symbol", {"name": name})]), Reply(content="Found."))
+    model.add(Reply(tool_calls=[("find_symbol", {"name": name})]), Reply(content="Again."))
+    again = start_daemon(sandbox.socket, sandbox.env)
+    try:
+        with client(sandbox.socket) as conn:
+            session = new_session(conn, sandbox.workspace)
+            events = turn(conn, session, f"refactor {name} in this project")
+            assert events[-1]["data"]["exit_code"] == 0
+            stored = model.requests[-1]["messages"][-1]["content"]
+            assert ready_status(conn)[0]["done"] == 2  # the refresh behind it parsed the two
+            turn(conn, session, f"now refactor {name} in this project again")
+            current = model.requests[-1]["messages"][-1]["content"]
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=10)
+    assert f"{path}:{line}:" in stored and "still being built" not in stored
+    assert stored.endswith(f"note: {UNCHECKED}")  # answered before the refresh ended
+    assert f"{path}:{line}:" in current and UNCHECKED not in current
 
 
 def test_a_secret_in_a_definition_line_is_redacted_from_the_map(
