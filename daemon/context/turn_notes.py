@@ -10,8 +10,9 @@ and remembered, while the daemon runs, as one that takes no schema. The
 answer is parsed leniently and kept in the store under the project
 (`notes.py`), cleaned and redacted with the session's secrets. The
 call's tokens count like any call's: the session's usage, a `usage` event,
-the store's totals; the exchange goes to the `--debug` log marked as the notes
-call; a call that would pass a spending limit is not made. Any
+the store's totals (not the turn's: its `turn.finished` has gone out, and the
+event's `turn` stays what that said); the exchange goes to the `--debug` log
+marked as the notes call; a call that would pass a spending limit is not made. Any
 failure is an empty result and a debug line: no event, no error, and the
 turn (already finished) is not touched.
 """
@@ -73,7 +74,7 @@ class NotesJob:
     config: Config
     turn: str
     messages: list[JSONObject]  # the turn's messages, a copy
-    turn_usage: Usage  # the turn's totals, to which the call's tokens are added
+    turn_usage: Usage  # the turn's own totals, as `turn.finished` said them (never added to)
 
 
 # Exit codes of a turn that ended normally (done, a failed check, a rejected edit).
@@ -278,14 +279,15 @@ def _short(text: str, limit: int) -> str:
 
 
 def _usage_counter(job: NotesJob) -> Callable[[Usage], None]:
-    """Counts the call's tokens for the session, its clients and the store."""
+    """Counts the call's tokens for the session, its clients and the store; not for the
+    turn: the `usage` event's `turn` stays the turn's own totals, as `turn.finished`
+    and the one-shot's result gave them."""
     session, profile = job.session, job.profile
 
     def count(usage: Usage) -> None:
         if not (usage.prompt_tokens or usage.completion_tokens):
             return  # a call that reports no tokens adds nothing
         cost = cost_usd(usage, profile)
-        job.turn_usage.add(usage)
         session.usage.add(usage)
         session.cost_usd = add_cost(session.cost_usd, cost)
         session.emit(
