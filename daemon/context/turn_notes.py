@@ -10,7 +10,9 @@ and remembered, while the daemon runs, as one that takes no schema. The
 answer is parsed leniently and kept in the store under the project
 (`notes.py`), cleaned and redacted with the session's secrets. The
 call's tokens count like any call's: the session's usage, a `usage` event,
-the store's totals; a call that would pass a spending limit is not made. Any
+the store's totals (not the turn's: its `turn.finished` has gone out, and the
+event's `turn` stays what that said); the exchange goes to the `--debug` log
+marked as the notes call; a call that would pass a spending limit is not made. Any
 failure is an empty result and a debug line: no event, no error, and the
 turn (already finished) is not touched.
 """
@@ -33,6 +35,7 @@ from coding_harness.daemon.config.loader import Config
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.notes_parse import NOTES_SCHEMA, TurnNotes, parse_notes
 from coding_harness.daemon.providers.pool import PoolKey, ProviderPool, pool_key
+from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.usage_rows import UsageRow
 from coding_harness.daemon.turns.assemble import api_key, session_secrets
@@ -71,7 +74,7 @@ class NotesJob:
     config: Config
     turn: str
     messages: list[JSONObject]  # the turn's messages, a copy
-    turn_usage: Usage  # the turn's totals, to which the call's tokens are added
+    turn_usage: Usage  # the turn's own totals, as `turn.finished` said them (never added to)
 
 
 # Exit codes of a turn that ended normally (done, a failed check, a rejected edit).
@@ -184,10 +187,16 @@ def _asker(job: NotesJob, pool: ProviderPool) -> Ask:
 
 def _whole_answer_model(job: NotesJob, pool: ProviderPool) -> Model:
     """The profile's model asked for the whole answer at once (no stream, no retries:
-    a failed notes call is simply no notes). The `--debug` log keeps the turn's own
-    exchanges only: the notes call comes after the run it records has ended."""
-    key = api_key(job.session, job.profile)
-    return pool.model_for(dataclasses.replace(job.profile, type="mlx"), key)
+    a failed notes call is simply no notes). While the session's `--debug` log is on
+    the call's exchange goes there too, each line marked `"notes": true` with the
+    turn's id: it follows the turn's last request and must never pass for it."""
+    session, key = job.session, api_key(job.session, job.profile)
+    recorder = None
+    if DEBUG_SWITCHES.is_on(session.id):
+        secrets = session_secrets(session, job.config)
+        marks: JSONObject = {"notes": True, "turn": job.turn}
+        recorder = DEBUG_SWITCHES.recorder(session.id, secrets, key, marks=marks)
+    return pool.model_for(dataclasses.replace(job.profile, type="mlx"), key, recorder)
 
 
 async def _ask_for_notes(
@@ -270,14 +279,15 @@ def _short(text: str, limit: int) -> str:
 
 
 def _usage_counter(job: NotesJob) -> Callable[[Usage], None]:
-    """Counts the call's tokens for the session, its clients and the store."""
+    """Counts the call's tokens for the session, its clients and the store; not for the
+    turn: the `usage` event's `turn` stays the turn's own totals, as `turn.finished`
+    and the one-shot's result gave them."""
     session, profile = job.session, job.profile
 
     def count(usage: Usage) -> None:
         if not (usage.prompt_tokens or usage.completion_tokens):
             return  # a call that reports no tokens adds nothing
         cost = cost_usd(usage, profile)
-        job.turn_usage.add(usage)
         session.usage.add(usage)
         session.cost_usd = add_cost(session.cost_usd, cost)
         session.emit(

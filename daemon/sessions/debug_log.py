@@ -11,8 +11,11 @@ one before) and a new one begun, so a session's log never holds more than
 twice the cap on disk. Every string in a line goes through the
 session's `Secrets` (the API keys and secret variables it knows, plain or
 encoded) and the request's own key, so the log holds `[redacted]` where they
-were; the Authorization header is never written at all. A line that cannot be
-written is logged once and dropped: debugging never fails a turn.
+were; the Authorization header is never written at all. A recorder may mark
+each of its lines (`marks`): the turn-close notes call's lines carry
+`"notes": true` and the turn's id, so a reader of "the turn's last request"
+never takes the call that follows the turn for one of its own. A line that
+cannot be written is logged once and dropped: debugging never fails a turn.
 """
 
 from __future__ import annotations
@@ -61,15 +64,18 @@ class DebugRecorder:
         api_key: str | None = None,
         *,
         max_bytes: int = MAX_LOG_BYTES,
+        marks: JSONObject | None = None,
     ) -> None:
         self.path = path
         self.max_bytes = max_bytes
+        self.marks: JSONObject = dict(marks or {})
         self._secrets = _with_key(secrets, api_key)
         self._api_key = api_key
         self._failed = False
 
     def write(self, entry: JSONObject) -> None:
-        line = json.dumps(self._redact(entry), ensure_ascii=False) + "\n"
+        marked = {**entry, **self.marks} if self.marks else entry
+        line = json.dumps(self._redact(marked), ensure_ascii=False) + "\n"
         try:
             _append(self.path, line.encode("utf-8"), self.max_bytes)
         except OSError as exc:
@@ -147,11 +153,17 @@ class DebugSwitches:
         return debug_path(session_id) if self.is_on(session_id) else None
 
     def recorder(
-        self, session_id: str, secrets: Secrets, api_key: str | None
+        self,
+        session_id: str,
+        secrets: Secrets,
+        api_key: str | None,
+        *,
+        marks: JSONObject | None = None,
     ) -> DebugRecorder | None:
-        """A recorder for one model of the session, or None when its log is off."""
+        """A recorder for one model of the session (its lines carrying `marks`), or None
+        when its log is off."""
         path = self.path(session_id)
-        return None if path is None else DebugRecorder(path, secrets, api_key)
+        return None if path is None else DebugRecorder(path, secrets, api_key, marks=marks)
 
 
 DEBUG_SWITCHES = DebugSwitches()

@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.sessions.debug_log import MAX_LOG_BYTES
+from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
-from tests.support.fake_model_server import FakeModelServer, Reply
-from tests.support.processes import run_harness
+from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
+from tests.support.notes_requests import is_notes_request
+from tests.support.processes import events_until_finished, run_harness
 from tests.support.sse_text import streamed_text
+from tests.support.waiting import wait_for
 
 KEY = "sk-debug-3e8a1c57f2b04d69"
 KEY_VARIABLE = "FAKE_PROVIDER_KEY"
@@ -48,6 +51,16 @@ def _entries(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
+def _turn_entries(path: Path) -> list[dict[str, Any]]:
+    """The turn's own lines: the turn-close notes call that follows it (marked `notes`,
+    written some time after the run ends) left out."""
+    return [entry for entry in _entries(path) if not entry.get("notes")]
+
+
+def _notes_lines(path: Path) -> list[dict[str, Any]]:
+    return [entry for entry in _entries(path) if entry.get("notes")]
+
+
 def test_debug_writes_the_request_and_the_response_with_the_key_redacted(
     sandbox: Sandbox, model: FakeModelServer, daemon: subprocess.Popen[bytes]
 ) -> None:
@@ -63,7 +76,7 @@ def test_debug_writes_the_request_and_the_response_with_the_key_redacted(
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     text = path.read_text()
     assert KEY not in text
-    request, response = _entries(path)
+    request, response = _turn_entries(path)
     assert request["kind"] == "request"
     assert request["endpoint"] == model.endpoint
     assert request["headers"]["Authorization"] == "Bearer [redacted]"
@@ -113,7 +126,7 @@ def test_the_config_keys_debug_and_quiet_are_defaults_for_the_flags(
     result = _ask(sandbox, "-p", "hello")
     assert result.returncode == 0, result.stderr
     assert "fake · fake-model" not in result.stderr  # quiet: no route line
-    assert [e["kind"] for e in _entries(_log_of(result.stderr))] == ["request", "response"]
+    assert [e["kind"] for e in _turn_entries(_log_of(result.stderr))] == ["request", "response"]
 
 
 def test_the_log_is_capped_and_rotates_to_dot_1(
@@ -127,13 +140,45 @@ def test_the_log_is_capped_and_rotates_to_dot_1(
     first = _ask(sandbox, "--debug", "-p", "one")
     assert first.returncode == 0, first.stderr
     path = _log_of(first.stderr)
+    # The first turn's notes call writes after the run: its lines first, then the padding.
+    wait_for(lambda: len(_notes_lines(path)) == 2, "the notes call's lines")
     with path.open("a") as log:
         log.write(json.dumps({"kind": "padding", "pad": "p" * (MAX_LOG_BYTES - 200)}) + "\n")
     session = path.stem
     second = _ask(sandbox, "--debug", "--session", session, "-p", "two")
     assert second.returncode == 0, second.stderr
     rotated = path.with_name(path.name + ".1")
-    assert [e["kind"] for e in _entries(rotated)] == ["request", "response", "padding"]
-    assert [e["kind"] for e in _entries(path)] == ["request", "response"]
-    assert streamed_text(_entries(path)[1]["body"]) == "second"
+    assert [e["kind"] for e in _turn_entries(rotated)] == ["request", "response", "padding"]
+    assert [e["kind"] for e in _turn_entries(path)] == ["request", "response"]
+    assert streamed_text(_turn_entries(path)[1]["body"]) == "second"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_the_notes_call_is_in_the_log_marked_apart_from_the_turns_requests(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    """The turn-close notes call is the session's request after the turn's last one: its
+    two lines are in the log, each marked `notes: true` with the turn's id, so the last
+    request of the turn read from the log is still the turn's own."""
+    model.add(Reply(tool_calls=[tool_call("list_dir", path=".")]), Reply(content="Listed."))
+    notes = {"decisions": [], "facts": ["The project is empty"], "todo": []}
+    model.notes_script.append(Reply(content=json.dumps(notes)))
+    session = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    switched = conn.request("session.configure", {"session": session, "debug": True})
+    path = Path(switched["debug_log"])
+    conn.request("session.attach", {"session": session})
+    conn.request("session.submit", {"session": session, "text": "list the files"})
+    finished = events_until_finished(conn)[-1]["data"]
+    assert finished["exit_code"] == 0
+
+    marked = wait_for(lambda: len(_notes_lines(path)) == 2 and _notes_lines(path), "the notes")
+    assert [(e["kind"], e["turn"]) for e in marked] == [
+        ("request", finished["turn"]),
+        ("response", finished["turn"]),
+    ]
+    assert is_notes_request(marked[0]["body"]) and "The project is empty" in marked[1]["body"]
+    own = _turn_entries(path)
+    assert [e["kind"] for e in own] == ["request", "response"] * 2
+    assert not any("turn" in e or is_notes_request(e["body"]) for e in own)
+    assert own[-2]["body"] == model.requests[-1]  # the turn's last request, as the server got it
+    assert streamed_text(own[-1]["body"]) == "Listed."

@@ -12,9 +12,13 @@ import select
 import subprocess
 import sys
 
+import pytest
+
+from coding_harness.protocol.client import Connection
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.oneshot import PROMPT, harness, script_fix
+from tests.support.waiting import wait_for
 
 MARKDOWN = "# Fixed\n\nThe **bug** was `a - b`; [red]not markup[/red].\n\n- one\n- two\n"
 CONTRACT_KEYS = ["reply", "exit_code", "session", "usage", "cost_usd", "files_changed"]
@@ -156,3 +160,35 @@ def test_no_color_at_a_terminal_keeps_the_layout_without_color(
     assert not COLOR.search(shown)
     assert "**" not in shown and "bug" in shown
     assert (calc_project / "calc.py").read_text() == FIXED != BUGGY
+
+
+def test_the_json_result_counts_the_turns_calls_and_the_session_the_notes_call_too(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    """`usage` and `cost_usd` of the result are the turn's own calls; the turn-close notes
+    call that follows the turn is counted in the session's usage and cost (stats.get)."""
+    sandbox.write_config(model.endpoint, pricing={"input": 1.0, "output": 1.0})
+    model.add(Reply(content="Done.", prompt_tokens=100_000, completion_tokens=20_000))
+    notes = {"decisions": [], "facts": ["The project is empty"], "todo": []}
+    model.notes_script.append(
+        Reply(content=json.dumps(notes), prompt_tokens=30_000, completion_tokens=7_000)
+    )
+    result = harness(sandbox, "--output-format", "json", "-p", "list the files")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["usage"] == {
+        "prompt_tokens": 100_000,
+        "cached_tokens": 0,
+        "completion_tokens": 20_000,
+    }
+    assert report["cost_usd"] == pytest.approx(0.12)
+    session = wait_for(
+        lambda: (
+            (s := conn.request("stats.get", {"session": report["session"]})["session"])
+            and s["usage"]["prompt_tokens"] == 130_000
+            and s
+        ),
+        "the notes call's tokens in the session's",
+    )
+    assert session["usage"]["completion_tokens"] == 27_000
+    assert session["cost_usd"] == pytest.approx(0.157)

@@ -92,6 +92,10 @@ def test_notes_are_asked_with_a_json_schema_kept_and_offered_to_the_next_session
     assert usage["completion_tokens"] == 50
     daily = conn.request("stats.get", {})["daily"]
     assert sum(row["prompt_tokens"] for row in daily) == 250  # the store's totals too
+    # The conversation (session.history, what /save writes) is the turn's alone.
+    history = conn.request("session.history", {"session": first})["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant"]
+    assert history[-1]["content"] == "Listed." and "<transcript>" not in json.dumps(history)
 
     model.add(Reply(content="Hello again."))
     second = new_session(conn, sandbox)

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from coding_harness.daemon.agent.model_errors import ModelServerError
 from coding_harness.daemon.agent.seams import ModelReply, Usage
 from coding_harness.daemon.context.turn_notes import transcript
@@ -152,9 +154,7 @@ def test_the_transcript_is_short_whatever_the_turn_read() -> None:
 def test_no_notes_call_past_a_spending_limit(tmp_path: Path) -> None:
     costly = ModelReply(content="Done.", usage=Usage(prompt_tokens=1_000_000))  # $1.00
     harness = TurnHarness(tmp_path, [costly], agent={"spend_limit_session_usd": 1.0001})
-    config = json.loads((harness.home / ".coding_harness.json").read_text())
-    config["providers"]["fake"]["pricing"] = {"input": 1.0, "output": 1.0}
-    (harness.home / ".coding_harness.json").write_text(json.dumps(config))
+    priced(harness)
     with_store(harness, tmp_path)
     pool = FakePool(harness.model)
     finished, _ = asyncio.run(run(harness, pool, "coding"))
@@ -193,3 +193,51 @@ def test_closing_the_runner_waits_for_the_cancelled_notes_call_to_end(tmp_path: 
         return list(ended)  # as it stands when close() returns
 
     assert asyncio.run(scenario()) == ["notes call ended"]
+
+
+def priced(harness: TurnHarness) -> None:
+    """The harness's profile at $1 per million tokens, in and out."""
+    config = json.loads((harness.home / ".coding_harness.json").read_text())
+    config["providers"]["fake"]["pricing"] = {"input": 1.0, "output": 1.0}
+    (harness.home / ".coding_harness.json").write_text(json.dumps(config))
+
+
+def test_the_notes_call_counts_for_the_session_and_never_for_the_turn(tmp_path: Path) -> None:
+    """`turn.finished` said the turn's own usage and cost; the notes call's `usage` event
+    keeps `turn` at those totals, while the session's usage and cost and the store's rows
+    (what stats.get, /tokens and the spending limits read) take the call in."""
+    turn_usage = Usage(prompt_tokens=100_000, completion_tokens=20_000)
+    harness = TurnHarness(tmp_path, [ModelReply(content="Done.", usage=turn_usage)])
+    priced(harness)
+    store = with_store(harness, tmp_path)
+    pool = FakePool(harness.model)
+    notes_usage = Usage(prompt_tokens=30_000, completion_tokens=7_000)
+    pool.notes.script.append(ModelReply(content=NOTES, usage=notes_usage))
+    finished, after = asyncio.run(run(harness, pool, "coding"))
+    assert finished["usage"] == turn_usage.to_wire()
+    assert finished["cost_usd"] == pytest.approx(0.12)
+    assert after == ["usage"]
+    (event,) = [e.data for e in harness.session.events if e.data.get("notes")]
+    assert event["turn"] == finished["usage"]  # the turn's own calls only
+    assert (event["prompt_tokens"], event["completion_tokens"]) == (30_000, 7_000)
+    session = harness.session
+    assert (session.usage.prompt_tokens, session.usage.completion_tokens) == (130_000, 27_000)
+    assert session.cost_usd == event["session_cost_usd"] == pytest.approx(0.157)
+    assert store.usage.session_cost(session.id) == pytest.approx(0.157)
+
+
+def test_the_notes_call_leaves_the_conversation_as_the_turn_left_it(tmp_path: Path) -> None:
+    """`session.history` (and so `/save`) and the stored messages hold the turn's messages:
+    the notes call's prompt, transcript and answer are never among them."""
+    harness = TurnHarness(tmp_path, [calls(("list_dir", {"path": "."})), say("Done.")])
+    store = with_store(harness, tmp_path)
+    pool = FakePool(harness.model)
+    pool.notes.script.append(ModelReply(content=NOTES, usage=Usage(prompt_tokens=30)))
+    asyncio.run(run(harness, pool, "coding"))
+    assert len(pool.notes.payloads) == 1
+    history = harness.session.history
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant"]
+    assert history[-1]["content"] == "Done."
+    assert "one file" not in json.dumps(history) and "<transcript>" not in json.dumps(history)
+    (stored,) = store.load_sessions(100)
+    assert stored.messages == history

@@ -51,6 +51,19 @@ def test_the_recorder_redacts_the_key_and_secret_values(tmp_path: Path) -> None:
     assert second == {"kind": "response", "body": "echo [redacted]"}
 
 
+def test_a_recorder_marks_each_of_its_lines(tmp_path: Path) -> None:
+    """The notes call's recorder: every line says it is the notes call of which turn."""
+    path = tmp_path / "s.jsonl"
+    marks: JSONObject = {"notes": True, "turn": "t-1"}
+    recorder = DebugRecorder(path, collect_secrets([]), marks=marks)
+    recorder.write({"kind": "request", "body": {}})
+    recorder.write({"kind": "response", "body": ""})
+    assert [(e["kind"], e["notes"], e["turn"]) for e in _lines(path)] == [
+        ("request", True, "t-1"),
+        ("response", True, "t-1"),
+    ]
+
+
 def test_a_short_key_is_redacted_too(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     DebugRecorder(path, collect_secrets([]), api_key="k-42").write({"body": "auth k-42"})
