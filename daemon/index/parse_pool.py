@@ -10,7 +10,7 @@ about 0.1 s), is parsed by at most `WORKERS` children (`parse_worker.py`, `pytho
 -I`, no secret from the daemon's environment), each given its share of the paths.
 
 A child answers one line per file, in order. One that ends before answering
-(its alarm after `FILE_SECONDS` on one file, a crash, a line that is not an
+(its timer after `FILE_SECONDS` of processor time on one file, a crash, a line that is not an
 answer) has the file it was on listed with the reason, and a new child goes on
 with the rest of its share. `room` is asked, answer by answer, for the memory
 the file's tags take (`budget.py`). The paths come most wanted first and each
@@ -100,8 +100,8 @@ def parse_files(
 
 def _death(code: int) -> str:
     """Why a child ended on a file, from its exit status."""
-    if code == -signal.SIGALRM:
-        return f"it took the parser longer than {FILE_SECONDS:g} s"
+    if code == -signal.SIGPROF:
+        return f"it took the parser more than {FILE_SECONDS:g} s of processor time"
     return f"the parser process died on it (exit status {code})"
 
 

@@ -6,10 +6,12 @@ answers each in order with one JSON line: the path, why it was skipped (if it
 was), its definitions and the names it uses. JSON, not pickle: the child parses
 the repository's files, and what it sends back is read as data only.
 
-A file gets SECONDS of the child's time: past it the child is ended by
-SIGALRM (tree-sitter's query cannot be stopped otherwise), and the daemon lists
-that file as too slow. The child's address space is capped at `MEMORY_BYTES`, so
-a hostile file the parser would grow without end makes it fail instead.
+A file gets SECONDS of processor time: past it the child is ended by SIGPROF
+(tree-sitter's query cannot be stopped otherwise), and the daemon lists that
+file as too slow. Processor time, not the clock's: the child runs niced, and on
+a busy machine a file that waits for a core is not a file that costs too much.
+The child's address space is capped at `MEMORY_BYTES`, so a hostile file the
+parser would grow without end makes it fail instead.
 """
 
 from __future__ import annotations
@@ -83,15 +85,15 @@ def main() -> None:
     root, seconds = Path(sys.argv[1]), float(sys.argv[2])
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
     os.nice(NICENESS)  # background work: the daemon answering its clients comes first
-    signal.signal(signal.SIGALRM, signal.SIG_DFL)  # the alarm ends the process
+    signal.signal(signal.SIGPROF, signal.SIG_DFL)  # the timer's signal ends the process
     out = sys.stdout
     for line in _lines(sys.stdin):
         path = json.loads(line)
         if not isinstance(path, str):
             break
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        signal.setitimer(signal.ITIMER_PROF, seconds)
         tags = tags_of(root, path)
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
         out.write(encode(path, tags) + "\n")
         out.flush()  # the daemon counts the answers to know which file a dead child was on
 
