@@ -8,6 +8,7 @@ import plistlib
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,16 +28,18 @@ def parse_unit(text: str) -> configparser.ConfigParser:
     return parser
 
 
-def systemd_verify(tmp_path: Path, *units: Path) -> subprocess.CompletedProcess[str]:
-    runtime = tmp_path / "runtime"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    return subprocess.run(
-        ["systemd-analyze", "verify", "--user", *map(str, units)],
-        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def systemd_verify(*units: Path) -> subprocess.CompletedProcess[str]:
+    # A short runtime folder: the socket's path in it must fit a Unix socket's 108
+    # bytes, and pytest's own (longer under xdist: .../popen-gw3/...) may not.
+    with tempfile.TemporaryDirectory(prefix="chs-", dir="/tmp") as runtime:
+        Path(runtime).chmod(0o700)
+        return subprocess.run(
+            ["systemd-analyze", "verify", "--user", *map(str, units)],
+            env={**os.environ, "XDG_RUNTIME_DIR": runtime},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
 
 def test_shipped_files_are_the_current_rendering() -> None:
@@ -109,7 +112,7 @@ def test_unit_folders_follow_home_and_xdg_config_home() -> None:
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze here")
 def test_systemd_analyze_verifies_shipped_and_installed_units(tmp_path: Path) -> None:
-    shipped = systemd_verify(tmp_path, SOCKET, SERVICE)
+    shipped = systemd_verify(SOCKET, SERVICE)
     assert shipped.returncode == 0 and not shipped.stderr.strip(), shipped.stderr
     installed = tmp_path / "units"
     installed.mkdir()
@@ -117,5 +120,5 @@ def test_systemd_analyze_verifies_shipped_and_installed_units(tmp_path: Path) ->
     (installed / "harnessd.service").write_text(
         service_units.render_service([sys.executable], {"XDG_STATE_HOME": str(tmp_path)})
     )
-    result = systemd_verify(tmp_path, installed / "harnessd.socket", installed / "harnessd.service")
+    result = systemd_verify(installed / "harnessd.socket", installed / "harnessd.service")
     assert result.returncode == 0 and not result.stderr.strip(), result.stderr
