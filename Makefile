@@ -17,8 +17,12 @@ $(STAMP): pyproject.toml
 run: install
 	$(BIN)/harness
 
+# Four workers on two cores: most integration tests wait on processes they started,
+# not on a core (docs/testing.md). TEST_WORKERS=0 runs the suite in one process.
+TEST_WORKERS ?= 4
+
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # Real model servers with a real tiny model (docs/testing.md). The first run builds
 # llama-cpp-python into ${XDG_CACHE_HOME:-~/.cache}/coding-harness/test-servers/
