@@ -35,11 +35,7 @@ LEFT_OUT = "left out: the code index's memory budget is spent"
 
 def tags_bytes(tags: FileTags) -> int:
     """The estimated memory one file's tags take in the index."""
-    return (
-        FILE_BYTES
-        + DEFINITION_BYTES * len(tags.definitions)
-        + REFERENCE_BYTES * len(tags.references)
-    )
+    return FILE_BYTES + DEFINITION_BYTES * len(tags.rows) + REFERENCE_BYTES * len(tags.references)
 
 
 class MemoryBudget:

@@ -230,7 +230,7 @@ class CodeIndex:
         self.files[path] = entry
         if entry.tags is _LEFT_OUT:
             self.left_out.add(path)
-        for name in {d.name for d in entry.tags.definitions}:
+        for name in entry.tags.defined_names():
             self.defined[name] = (*self.defined.get(name, ()), path)
         for name in entry.tags.references:
             self.used_by[name] = self.used_by.get(name, 0) + 1
@@ -243,7 +243,7 @@ class CodeIndex:
             self.left_out.discard(path)
         else:
             self.budget.give_back(self.root, tags_bytes(entry.tags))
-        for name in {d.name for d in entry.tags.definitions}:
+        for name in entry.tags.defined_names():
             kept = tuple(p for p in self.defined.get(name, ()) if p != path)
             if kept:
                 self.defined[name] = kept
@@ -292,7 +292,7 @@ def _nearest_root(path: str) -> tuple[int, str]:
 
 
 def _names(entry: StoredFile | None) -> set[str]:
-    return {d.name for d in entry.tags.definitions} if entry is not None else set()
+    return entry.tags.defined_names() if entry is not None else set()
 
 
 def _is_source(name: str) -> bool:

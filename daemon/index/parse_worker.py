@@ -29,7 +29,6 @@ from coding_harness.daemon.index.beneath import read_beneath
 from coding_harness.daemon.index.languages import grammar, language_of
 from coding_harness.daemon.index.tags import (
     MAX_FILE_BYTES,
-    Definition,
     FileTags,
     file_tags,
 )
@@ -55,8 +54,7 @@ def tags_of(root: Path, path: str) -> FileTags:
 
 
 def encode(path: str, tags: FileTags) -> str:
-    definitions = [[d.name, d.kind, d.line, d.signature] for d in tags.definitions]
-    return json.dumps([path, tags.skipped, definitions, tags.references])
+    return json.dumps([path, tags.skipped, tags.rows, tags.references])
 
 
 def decode(row: Any) -> tuple[str, FileTags]:
@@ -64,10 +62,7 @@ def decode(row: Any) -> tuple[str, FileTags]:
     when it is not one."""
     path, skipped, definitions, references = row
     tags = FileTags(
-        definitions=[
-            Definition(sys.intern(str(n)), str(k), int(line), str(s))
-            for n, k, line, s in definitions
-        ],
+        rows=[(sys.intern(str(n)), str(k), int(line), str(s)) for n, k, line, s in definitions],
         references={sys.intern(str(name)): int(count) for name, count in references.items()},
         skipped=str(skipped),
     )

@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.index.tags import Definition, FileTags
+from coding_harness.daemon.index.tags import FileTags
 
 log = logging.getLogger(__name__)
 
@@ -147,14 +147,13 @@ def _connect(path: Path) -> Iterator[sqlite3.Connection]:
 
 def _row(path: str, stored: StoredFile) -> tuple[object, ...]:
     tags = stored.tags
-    definitions = [[d.name, d.kind, d.line, d.signature] for d in tags.definitions]
     return (
         path,
         stored.size,
         stored.mtime_ns,
         stored.language,
         tags.skipped,
-        json.dumps(definitions, separators=(",", ":")),
+        json.dumps(tags.rows, separators=(",", ":")),
         json.dumps(tags.references, separators=(",", ":")),
     )
 
@@ -163,9 +162,7 @@ def _stored(row: tuple[Any, ...]) -> StoredFile:
     _, size, mtime_ns, language, skipped, definitions, refs = row
     intern = sys.intern
     tags = FileTags(
-        definitions=[
-            Definition(intern(n), k, line, s) for n, k, line, s in json.loads(str(definitions))
-        ],
+        rows=[(intern(n), k, line, s) for n, k, line, s in json.loads(str(definitions))],
         references={intern(name): count for name, count in json.loads(str(refs)).items()},
         skipped=str(skipped),
     )

@@ -33,7 +33,7 @@ _MATCH_LIMIT = 10_000  # in-progress matches tree-sitter keeps; bounds a query's
 
 
 class Definition(NamedTuple):
-    """One definition; a named tuple, as light as a slotted record and cheaper to make."""
+    """One definition, as readers of the index see it."""
 
     name: str
     kind: str
@@ -41,11 +41,27 @@ class Definition(NamedTuple):
     signature: str
 
 
+# A definition as the index holds it: a plain tuple of strings and an int, which the
+# garbage collector stops tracking after its first pass. A large workspace holds
+# hundreds of thousands; as tracked objects (a named tuple, a record) every full
+# collection walked them all with the interpreter lock held, and the daemon's event
+# loop stood still 50-200 ms each time (bench/daemon_stall.py).
+DefinitionRow = tuple[str, str, int, str]  # name, kind, line, signature
+
+
 @dataclass(kw_only=True, slots=True)
 class FileTags:
-    definitions: list[Definition] = field(default_factory=list)
+    rows: list[DefinitionRow] = field(default_factory=list)  # the definitions, held
     references: dict[str, int] = field(default_factory=dict)  # name -> times used
     skipped: str = ""  # why the file was not parsed, if it was not
+
+    @property
+    def definitions(self) -> list[Definition]:
+        """The file's definitions, made for the reader from the rows held."""
+        return [Definition(*row) for row in self.rows]
+
+    def defined_names(self) -> set[str]:
+        return {row[0] for row in self.rows}
 
 
 def file_tags(data: bytes, grammar: Grammar) -> FileTags:
@@ -113,12 +129,12 @@ def _add(tags: FileTags, data: bytes, node: Node, role: str, kind: str) -> None:
         elif len(tags.references) < MAX_REFERENCE_NAMES:
             tags.references[name] = 1
         return
-    if len(tags.definitions) < MAX_DEFINITIONS:
+    if len(tags.rows) < MAX_DEFINITIONS:
         line = node.start_point.row + 1
         signature = _signature(data, node.start_byte)
         if kind == "constant" and "=" in signature:  # its value may be a credential
             signature = signature.partition("=")[0].rstrip() + " = ..."
-        tags.definitions.append(Definition(name, kind, line, signature))
+        tags.rows.append((name, kind, line, signature))
 
 
 def _signature(data: bytes, offset: int) -> str:
