@@ -15,6 +15,7 @@ import shutil
 import socket
 import sqlite3
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, run_harness, start_daemon, wait_for_event
 from tests.support.tiny_fs import fill, seen_by, start_daemon_on_tiny_fs
+from tests.support.waiting import wait_for
 
 SURROGATE = "\\ud800"  # as it appears in the JSON text: valid JSON, not valid Unicode
 
@@ -136,9 +138,27 @@ def test_a_full_state_folder_ends_the_turn_and_saving_resumes_once_there_is_room
                 seen["saved"] = True
         assert all(seen.values()), seen
 
-    # SQLite resolves /proc/PID/root back to our own root, so read a copy.
-    copy = sandbox.root / "copy"
-    copy.mkdir()
+    # The second turn's row is written as it finishes, which may come a moment after
+    # its event on a busy machine: read until both turns are finished (or time is up).
+    bodies, turns = wait_for(
+        lambda: _stored_turns(folder, sandbox.root, session, "finished", 2),
+        "both turns finished in the store",
+    )
+    # Nothing written while the disk was full is missing once there is room again.
+    assert [m["content"] for m in bodies if m["role"] == "user"] == [
+        "what does it say?",
+        "and now?",
+    ]
+    assert any("remember the milk" in str(m.get("content")) for m in bodies)
+    assert turns == [("finished",), ("finished",)]
+
+
+def _stored_turns(
+    folder: Path, root: Path, session: str, state: str, count: int
+) -> tuple[list[dict[str, Any]], list[tuple[str]]] | None:
+    """The session's stored messages and turn states once `count` turns are in `state`.
+    SQLite resolves /proc/PID/root back to our own root, so it reads a copy."""
+    copy = Path(tempfile.mkdtemp(dir=root, prefix="copy-"))
     for name in ("sessions.db", "sessions.db-wal"):
         shutil.copyfile(folder / name, copy / name)
     with sqlite3.connect(copy / "sessions.db") as db:
@@ -152,13 +172,7 @@ def test_a_full_state_folder_ends_the_turn_and_saving_resumes_once_there_is_room
         turns = db.execute(
             "SELECT state FROM turns WHERE session_id = ? ORDER BY started_at", (session,)
         ).fetchall()
-    # Nothing written while the disk was full is missing once there is room again.
-    assert [m["content"] for m in bodies if m["role"] == "user"] == [
-        "what does it say?",
-        "and now?",
-    ]
-    assert any("remember the milk" in str(m.get("content")) for m in bodies)
-    assert turns == [("finished",), ("finished",)]
+    return (bodies, turns) if turns.count((state,)) == count else None
 
 
 def test_a_full_disk_during_an_edit_leaves_the_file_exactly_as_it_was(
