@@ -2,7 +2,9 @@
 the fake model server, each isolated in a temporary HOME and socket.
 
 `KEEP_SANDBOX=1 make test` keeps each test's folder under /tmp (chi-*), with
-the daemon's log in state/coding-harness/daemon.log, for a failure post-mortem.
+the daemon's log in state/coding-harness/daemon.log, for a failure post-mortem. A
+failed test's report carries the tail of that log and of the daemon's standard error
+anyway, so a failure on CI (whose folders are gone) can be read from its output.
 """
 
 from __future__ import annotations
@@ -57,6 +59,34 @@ class Sandbox:
 def _kept_out(name: str) -> bool:
     """The caller's own settings and keys: a test sees only what it sets."""
     return name.startswith(("CODING_", "XDG_", "NO_COLOR")) or name.endswith("_API_KEY")
+
+
+POST_MORTEM_LINES = 40
+
+
+def _tail(path: Path, lines: int = POST_MORTEM_LINES) -> str | None:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return None
+    return "\n".join(text.splitlines()[-lines:])
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test's report shows what its daemon logged (see the module's docstring)."""
+    report: pytest.TestReport = yield
+    box = getattr(item, "funcargs", {}).get("sandbox")
+    if report.failed and isinstance(box, Sandbox):
+        logs = {
+            "daemon log": box.root / "state" / "coding-harness" / "daemon.log",
+            "daemon stderr": box.root / "harnessd-test.stderr",
+        }
+        for title, path in logs.items():
+            tail = _tail(path)
+            if tail:
+                report.sections.append((f"{title} (last {POST_MORTEM_LINES} lines)", tail))
+    return report
 
 
 @pytest.fixture

@@ -103,7 +103,11 @@ def accepts(socket_path: Path) -> bool:
 
 def client(socket_path: Path, name: str = "test", approvals: bool = True) -> Connection:
     conn = connect(socket_path)
-    conn.initialize(name, "0", approvals=approvals)
+    try:
+        conn.initialize(name, "0", approvals=approvals)
+    except BaseException:
+        conn.close()  # left to the collector, its warning would fail a later test
+        raise
     return conn
 
 
