@@ -151,6 +151,7 @@ class OneShotOptions:
         self.cwd: str | None = None
         self.session: str | None = None
         self.quiet = False
+        self.verbose = False
         self.plain = False
         self.debug = False
         self.output_format = "text"
@@ -205,6 +206,7 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--cwd",), _value("DIR", "workspace folder (default: the current one)")),
     (("--session",), _value("ID", "submit into an existing session")),
     (("-q", "--quiet"), _switch("only the reply and questions for you: no banner, tool lines")),
+    (("--verbose",), _switch("show each command's output whole, not folded to its ends")),
     (
         ("--plain", "--no-color"),
         _switch("no colors, no Markdown: the reply as the model wrote it", dest="plain"),

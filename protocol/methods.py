@@ -69,6 +69,7 @@ class EventKind:
     DIFF: Final = "diff"
     APPROVAL_REQUESTED: Final = "approval.requested"
     APPROVAL_RESOLVED: Final = "approval.resolved"
+    CHECK_STARTED: Final = "check.started"  # {command}: the check after an applied edit runs
     CHECK_RESULT: Final = "check.result"
     USAGE: Final = "usage"
     NOTICE: Final = "notice"

@@ -96,7 +96,9 @@ def _run(
     view = oneshot_view(options, style, sys.stdout)
     printer = TurnPrinter(
         view,
-        PrintOptions(quiet=options.quiet, output_format=options.output_format),
+        PrintOptions(
+            quiet=options.quiet, output_format=options.output_format, verbose=options.verbose
+        ),
         sys.stdout,
     )
     driver = TurnDriver(

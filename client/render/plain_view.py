@@ -43,6 +43,12 @@ class PlainView:
     def busy(self, label: str) -> None:
         """No spinner here: nothing to animate off a terminal."""
 
+    def step(self, label: str) -> None:
+        self.line(f"{label} ...", "dim")
+
+    def end_busy(self, label: str, then: str | None) -> None:
+        """No spinner, nothing to end."""
+
     def waiting(self, seconds: float, done: bool) -> None:
         """A line at WAIT_FIRST seconds, then every WAIT_EVERY; a new wait starts over."""
         if done or seconds < self._last_wait:

@@ -40,11 +40,17 @@ INDEX_ANNOUNCE_SECONDS = 1.0
 
 class PrintOptions:
     def __init__(
-        self, *, quiet: bool = False, stream_reply: bool = True, output_format: str = "text"
+        self,
+        *,
+        quiet: bool = False,
+        stream_reply: bool = True,
+        output_format: str = "text",
+        verbose: bool = False,
     ) -> None:
         self.quiet = quiet
         self.stream_reply = stream_reply
         self.output_format = output_format
+        self.verbose = verbose  # a command's output whole, not folded
 
 
 def result_object(result: dict[str, Any]) -> dict[str, Any]:
@@ -72,6 +78,13 @@ class TurnPrinter:
         self._mcp_states: dict[str, str] = {}  # the last line shown for each MCP server
         self._indexing: set[str] = set()  # the roots whose build was announced
         self._index_errors: dict[str, str] = {}  # the last failure shown for each root
+        self._at: float | None = None  # when the event being shown was emitted
+        self._calls: dict[str, str] = {}  # the tool of each call id, for its result
+        self._check: tuple[str, float | None] | None = None  # the running check, since
+        self._rejected: list[str] = []  # the files of edits rejected in this turn
+        self._mcp_busy: dict[str, str] = {}  # the spinner label of each starting MCP server
+        self._in_turn = False
+        self.last_output: list[tuple[str, str]] = []  # the last command's output, whole
 
     def event(self, kind: str, data: dict[str, Any], raw: dict[str, Any]) -> None:
         if self.options.output_format == "stream-json":
@@ -81,6 +94,8 @@ class TurnPrinter:
             self.out.flush()
         handler = getattr(self, "_on_" + kind.replace(".", "_"), None)
         if handler is not None:
+            at = raw.get("params", {}).get("at") if isinstance(raw.get("params"), dict) else None
+            self._at = float(at) if isinstance(at, int | float) else None
             handler(data)
 
     def final(self, result: dict[str, Any]) -> None:
@@ -97,7 +112,19 @@ class TurnPrinter:
         if reply.strip() in self._errors_shown:  # already said once, as `error: ...`
             reply = ""
         self._errors_shown.clear()
+        self._in_turn = False
         self.view.turn_done(reply, code if isinstance(code, int) else 1)
+        if self._rejected:  # whatever the reply says ("Fixed it"), nothing was written
+            files = ", ".join(field(path) for path in self._rejected)
+            self.notice(f"edit rejected: {files} not written", "yellow")
+            self._rejected.clear()
+
+    def show_last_output(self) -> None:
+        """The last command's or MCP tool's output, every line (the REPL's key)."""
+        if not self.last_output:
+            self.notice("no command output to show yet", "dim")
+        for text, style in self.last_output:
+            self.view.line(text, style)
 
     def notice(self, text: str, style: str = "yellow") -> None:
         """A line that is always shown (a question's context, a wait, a cancel)."""
@@ -111,6 +138,8 @@ class TurnPrinter:
     # -- events ----------------------------------------------------------
     def _on_turn_started(self, data: dict[str, Any]) -> None:
         self._shown_diffs.clear()
+        self._rejected.clear()
+        self._in_turn = True
         if self.chatter:
             self.view.busy("thinking")
 
@@ -150,6 +179,7 @@ class TurnPrinter:
         from coding_harness.client.render.tool_line import tool_line  # only once a tool is called
 
         name = str(data.get("name", "?"))
+        self._calls[str(data.get("id"))] = name
         said = self.view.interim_text().strip()
         if said:  # what the model said before calling: stderr, so stdout stays the reply
             self.chat(said)
@@ -158,6 +188,18 @@ class TurnPrinter:
             self.view.busy(f"running {field(name)}")
 
     def _on_tool_result(self, data: dict[str, Any]) -> None:
+        """Under the call line: a refusal as a refusal, a rejected or dry-run edit as not
+        written, a command's output folded (tool_results.py)."""
+        from coding_harness.client.render.tool_results import read_result
+
+        name = self._calls.pop(str(data.get("id")), None) or str(data.get("name", "?"))
+        outcome = read_result(name, str(data.get("result") or ""))
+        if outcome.kind == "declined" and outcome.path:
+            self._rejected.append(outcome.path)
+        if outcome.kind == "ran" and outcome.lines:
+            self.last_output = outcome.whole
+        for text, style in outcome.whole if self.options.verbose else outcome.lines:
+            self.chat(text, style)
         if self.chatter:
             self.view.busy("thinking")
 
@@ -182,11 +224,22 @@ class TurnPrinter:
         decision, client = field(str(data.get("decision"))), field(str(data.get("client")))
         self.chat(f"[{decision} from {client}]", "dim")
 
+    def _on_check_started(self, data: dict[str, Any]) -> None:
+        """The check after an applied edit: by name, a spinner with its time at a terminal."""
+        command = field(str(data.get("command") or "make check"))
+        self._check = (command, self._at)
+        if self.chatter:
+            self.view.step(f"running {command}")
+
     def _on_check_result(self, data: dict[str, Any]) -> None:
+        command, since = self._check or (field(str(data.get("command") or "make check")), None)
+        self._check = None
+        took = f"{self._at - since:.1f} s" if since is not None and self._at is not None else ""
         if data.get("passed"):
-            self.chat("make check passed", "green")
+            self.chat(f"{command} passed" + (f" ({took})" if took else ""), "green")
             return
-        self.notice(f"make check failed (exit {field(str(data.get('exit_code')))})", "red")
+        code = field(str(data.get("exit_code")))
+        self.notice(f"{command} failed (exit {code}" + (f", {took})" if took else ")"), "red")
         tail = str(data.get("output") or "").rstrip().split("\n")[-CHECK_OUTPUT_LINES:]
         for line in tail:
             self.chat(f"  {line}", "dim")
@@ -220,8 +273,12 @@ class TurnPrinter:
         state, name = data.get("state"), str(data.get("name"))
         if state == "starting":
             if self.chatter:
-                self.view.busy(text.replace("mcp: ", "MCP server ", 1))
+                self._mcp_busy[name] = text.replace("mcp: ", "MCP server ", 1)
+                self.view.busy(self._mcp_busy[name])
             return
+        label = self._mcp_busy.pop(name, None)
+        if label is not None:  # the start ended: so does its spinner
+            self.view.end_busy(label, "thinking" if self._in_turn else None)
         said_before = self._mcp_states.get(name) == text
         self._mcp_states[name] = text
         if state != "failed":

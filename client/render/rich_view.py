@@ -91,6 +91,21 @@ class RichView:
                 self._label, self._since = label, time.monotonic()
         self._show_area()
 
+    def step(self, label: str) -> None:
+        self.busy(label)
+
+    def end_busy(self, label: str, then: str | None) -> None:
+        with self._lock:
+            if self._before_wait == label:  # under a wait for the model: what comes after it
+                self._before_wait = then
+            if self._label != label:
+                return
+            self._label, self._since = then, time.monotonic()
+        if self.active():
+            self._show_area()
+        else:
+            self._hide_area()
+
     def waiting(self, seconds: float, done: bool) -> None:
         """The spinner counts the wait for the model; when it ends, it says what it said."""
         with self._lock:

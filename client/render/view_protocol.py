@@ -12,6 +12,16 @@ from typing import Protocol
 class View(Protocol):
     def busy(self, label: str) -> None: ...
 
+    def step(self, label: str) -> None:
+        """A step that may take a while began (`running make check`): the spinner says
+        it, with its time, at a terminal; off one, a line does."""
+        ...
+
+    def end_busy(self, label: str, then: str | None) -> None:
+        """The state `label` named ended: if the spinner still says it, it says `then`
+        instead, or stops (None)."""
+        ...
+
     def waiting(self, seconds: float, done: bool) -> None: ...
 
     def reply_delta(self, text: str) -> None: ...

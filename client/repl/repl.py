@@ -128,7 +128,8 @@ class _Repl:
             animated=rich,
         )
         self.view = self._rich_view() if rich else PlainView(style, out, stream_reply=True)
-        self.printer = TurnPrinter(self.view, PrintOptions(quiet=options.quiet), out)
+        shown = PrintOptions(quiet=options.quiet, verbose=options.verbose)
+        self.printer = TurnPrinter(self.view, shown, out)
         self.driver = TurnDriver(self.conn, self.sid, self.printer, lambda _: None)
         self.feed = EventFeed(
             events,

@@ -43,6 +43,7 @@ async def run_check(ctx: ToolContext) -> CheckReport:
         argv = ctx.command_argv(["make", "check"])
     except ToolRefusal as refusal:
         return CheckReport(passed=None, text=f"make check was not run: {refusal}")
+    ctx.events.emit("check.started", {"command": "make check"})
     result = await run_process(
         argv, ctx.workspace.root, ctx.check_timeout, env=ctx.command_environment()
     )
