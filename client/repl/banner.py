@@ -1,17 +1,21 @@
-"""What the REPL prints as it opens: the banner, the keys line, an attached session's history.
+"""What the REPL prints as it opens: the banner and the keys line.
 
-The banner names the REPL, the session's provider, model and folder, and the
-keys (`KEYS`, printed again by `/help`). Attached to an existing session, the
-last `HISTORY_SHOWN` messages follow, with how many earlier ones are not shown.
+The banner names the REPL, the session's provider, model and folder (a session
+on the default profile has none of its own: `provider.list` says which the next
+turn uses), and the keys (`KEYS`, printed again by `/help`). An attached
+session's last turns follow it, replayed through the live renderer
+(`replay.py`); a session with messages but no turns to replay (a conversation
+loaded with `/load`) shows its last HISTORY_SHOWN messages instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from coding_harness.client.render.history import print_history
 from coding_harness.client.render.style import Style
-from coding_harness.protocol import methods
+from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
 from coding_harness.protocol.history_pages import read_history
 
@@ -23,16 +27,23 @@ HISTORY_SHOWN = 20
 
 
 def print_banner(style: Style, conn: Connection, session: dict[str, Any], attached: bool) -> None:
-    """The banner; with `attached`, the session's last messages after it."""
+    """The banner; with `attached`, which session it is."""
     style.line("coding-harness REPL. /help for commands, /quit or Ctrl-D to leave.", "bold")
-    where = [session.get("provider"), session.get("model"), session["cwd"]]
+    provider, model = session.get("provider"), session.get("model")
+    if attached and not (provider and model):
+        with contextlib.suppress(errors.RpcError):
+            listed = conn.request(methods.PROVIDER_LIST, {"session": session["session"]})
+            provider, model = provider or listed.get("active"), model or listed.get("model")
+    where = [provider, model, session["cwd"]]
     style.line(" · ".join(str(part) for part in where if part), "dim")
     style.line(KEYS, "dim")
     if attached:
-        sid = str(session["session"])
-        style.line(f"attached to session {sid}", "dim")
-        shown = HISTORY_SHOWN
-        total = conn.request(methods.SESSION_HISTORY, {"session": sid, "limit": 0})
-        if total["total"] > shown:
-            style.line(f"({total['total'] - shown} earlier messages not shown)", "dim")
-        print_history(read_history(conn, sid, offset=-shown), style, shown)
+        style.line(f"attached to session {session['session']}", "dim")
+
+
+def print_messages(style: Style, conn: Connection, sid: str) -> None:
+    """The last HISTORY_SHOWN messages, for a session with no turns to replay."""
+    total = conn.request(methods.SESSION_HISTORY, {"session": sid, "limit": 0})
+    if total["total"] > HISTORY_SHOWN:
+        style.line(f"({total['total'] - HISTORY_SHOWN} earlier messages not shown)", "dim")
+    print_history(read_history(conn, sid, offset=-HISTORY_SHOWN), style, HISTORY_SHOWN)

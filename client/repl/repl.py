@@ -44,6 +44,7 @@ from coding_harness.client.repl.events import ReplState
 from coding_harness.client.repl.feed import EventFeed
 from coding_harness.client.repl.first_run import offer_to_save
 from coding_harness.client.repl.prompt import ANSWER, PLAN, REASON, TASK, ReplPrompt, StatusToolbar
+from coding_harness.client.repl.replay import replay
 from coding_harness.client.repl.slash_commands import QUIT, SlashCommands
 from coding_harness.client.session.approval_prompt import answers, hint, question
 from coding_harness.client.session.setup import key_env, open_session, reach_daemon
@@ -152,6 +153,8 @@ class _Repl:
     def run(self) -> int:
         if not self.options.quiet:
             print_banner(self.style, self.conn, self.session, bool(self.options.session))
+        if self.options.session:  # its last turns, through the live renderer
+            replay(self.conn, self.session, self._on_event, self.printer, self.style)
         offer_to_save(self.session, self.style, self._ask_once())
         self.feed.start()
         try:
