@@ -206,3 +206,25 @@ def test_a_command_approval_shows_the_command_and_no_empty_diff() -> None:
     )
     shown = re.sub(r"\x1b\[[0-9;]*m", "", term.err.getvalue())
     assert shown.strip() == "run the command `uv run pytest` in the workspace"
+
+
+def spinner_labels(term: Terminal) -> list[str]:
+    return [text for style, text in term.view.status_lines(80) if style == "cyan"]
+
+
+def test_an_mcp_start_that_fails_after_the_turn_stops_its_spinner() -> None:
+    """Issue 26, item 10: a server's retry after the turn ended spun `starting 35.9s`
+    for good; a state ends when it ends."""
+    term = Terminal()
+    term.emit("turn.started", turn="t1", text="q")
+    term.emit("mcp.state", name="time", state="starting", error=None)
+    assert any("MCP server time starting" in label for label in spinner_labels(term))
+    term.emit("mcp.state", name="time", state="failed", error="exited with status 1")
+    labels = spinner_labels(term)
+    assert len(labels) == 1 and "thinking" in labels[0] and "starting" not in labels[0]
+    term.emit("text.delta", text="hi")
+    term.printer.final({"reply": "hi", "exit_code": 0})
+    term.emit("mcp.state", name="time", state="starting", error=None)  # a retry, turn over
+    term.emit("mcp.state", name="time", state="failed", error="exited with status 1")
+    assert spinner_labels(term) == []
+    assert not term.view.active()
