@@ -46,11 +46,13 @@ class PrintOptions:
         stream_reply: bool = True,
         output_format: str = "text",
         verbose: bool = False,
+        more: str = "--verbose",
     ) -> None:
         self.quiet = quiet
         self.stream_reply = stream_reply
         self.output_format = output_format
         self.verbose = verbose  # a command's output whole, not folded
+        self.more = more  # what shows a folded output whole: a flag, or the REPL's key
 
 
 def result_object(result: dict[str, Any]) -> dict[str, Any]:
@@ -193,7 +195,7 @@ class TurnPrinter:
         from coding_harness.client.render.tool_results import read_result
 
         name = self._calls.pop(str(data.get("id")), None) or str(data.get("name", "?"))
-        outcome = read_result(name, str(data.get("result") or ""))
+        outcome = read_result(name, str(data.get("result") or ""), self.options.more)
         if outcome.kind == "declined" and outcome.path:
             self._rejected.append(outcome.path)
         if outcome.kind == "ran" and outcome.lines:

@@ -61,8 +61,9 @@ class Outcome:
         self.whole = lines if whole is None else whole
 
 
-def read_result(name: str, result: str) -> Outcome:
-    """What the result of tool `name` says happened, and the lines that show it."""
+def read_result(name: str, result: str, more: str = "--verbose") -> Outcome:
+    """What the result of tool `name` says happened, and the lines that show it; a
+    folded output names `more` as what shows it whole."""
     if result.startswith(("refused:", "Error:", "Error from the MCP tool")):
         return Outcome("refused", _refusal(name, result))
     if name in _WRITE_TOOLS and (found := _DRY_RUN.match(result)):
@@ -74,10 +75,10 @@ def read_result(name: str, result: str) -> Outcome:
             what = f"edit skipped: {path} not written"
         return Outcome("declined", [(FIRST + what, "yellow")], path=path)
     if name == "run_shell":
-        return _command(result)
+        return _command(result, more)
     if name.startswith(MCP_PREFIX):
-        body = _MCP_FRAME.sub("", result)
-        return Outcome("ran", fold(body.split("\n"), ""), fold(body.split("\n"), "", whole=True))
+        body = _MCP_FRAME.sub("", result).split("\n")
+        return Outcome("ran", fold(body, "", more=more), fold(body, "", whole=True))
     return Outcome("ran", [])
 
 
@@ -100,18 +101,24 @@ def _refusal(name: str, result: str) -> list[Line]:
     return lines
 
 
-def _command(result: str) -> Outcome:
+def _command(result: str, more: str) -> Outcome:
     """run_shell's report: its output, then `(exit N)` (or how it was stopped)."""
     found = _EXIT.search(result)
     status = found.group(1) if found else ""
     output = result[: found.start()] if found else result
     lines = output.split("\n") if output.strip() else []
     style = "dim" if status == "exit 0" else "red"
-    return Outcome("ran", fold(lines, status, style), fold(lines, status, style, whole=True))
+    folded = fold(lines, status, style, more=more)
+    return Outcome("ran", folded, fold(lines, status, style, whole=True))
 
 
 def fold(
-    lines: Sequence[str], status: str, status_style: str = "dim", *, whole: bool = False
+    lines: Sequence[str],
+    status: str,
+    status_style: str = "dim",
+    *,
+    whole: bool = False,
+    more: str = "--verbose",
 ) -> list[Line]:
     """`lines` under `⎿`, the middle hidden past FOLD_HEAD + FOLD_TAIL + 1 of them unless
     `whole`, then `status` (an exit code) on its own line."""
@@ -121,8 +128,8 @@ def fold(
     hidden = len(lines) - FOLD_HEAD - FOLD_TAIL
     shown: list[Line] = [(line, "dim") for line in lines]
     if hidden > 1 and not whole:
-        more = f"… {hidden} more lines (--verbose shows them)"
-        shown = [*shown[:FOLD_HEAD], (more, "dim"), *shown[-FOLD_TAIL:]]
+        hint = f"… {hidden} more lines ({more} shows them)"
+        shown = [*shown[:FOLD_HEAD], (hint, "dim"), *shown[-FOLD_TAIL:]]
     if status:
         shown.append((status, status_style))
     return [((FIRST if i == 0 else NEXT) + text, style) for i, (text, style) in enumerate(shown)]

@@ -6,6 +6,7 @@
   history file keeps tasks only, never approval answers or skip reasons.
 - Ctrl-C while a turn runs calls `cancel` and keeps what was typed; with no
   turn running it clears the line, as usual. Ctrl-D on an empty line leaves.
+- Ctrl-O calls `expand` (the last command's output, whole, printed above).
 - The bottom toolbar shows the status area (spinner, streaming preview) of
   the rich view while a turn runs, refreshed ten times a second.
 
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.application import Application
+from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.completion import Completer
 from prompt_toolkit.enums import DEFAULT_BUFFER
 from prompt_toolkit.filters import Condition, has_focus
@@ -112,8 +113,10 @@ class ReplPrompt:
         pt_input: Input | None = None,
         pt_output: Output | None = None,
         animated: bool = False,
+        expand: Callable[[], None] | None = None,
     ) -> None:
         self.mode = mode
+        self.expand = expand
         self.running = running
         self.cancel = cancel
         self.accepted_mode = TASK
@@ -171,6 +174,11 @@ class ReplPrompt:
         @bindings.add("escape", "enter", filter=editing)
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
+
+        @bindings.add("c-o", filter=Condition(lambda: self.expand is not None))
+        def _expand(event: KeyPressEvent) -> None:
+            if self.expand is not None:
+                run_in_terminal(self.expand)
 
         @bindings.add("c-c", filter=Condition(self.running))
         @bindings.add("<sigint>", filter=Condition(self.running))

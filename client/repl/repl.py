@@ -127,9 +127,10 @@ class _Repl:
             pt_input=terminal[0],
             pt_output=terminal[1],
             animated=rich,
+            expand=lambda: self.printer.show_last_output(),
         )
         self.view = self._rich_view() if rich else PlainView(style, out, stream_reply=True)
-        shown = PrintOptions(quiet=options.quiet, verbose=options.verbose)
+        shown = PrintOptions(quiet=options.quiet, verbose=options.verbose, more="Ctrl-O")
         self.printer = TurnPrinter(self.view, shown, out)
         self.driver = TurnDriver(self.conn, self.sid, self.printer, lambda _: None)
         self.feed = EventFeed(
