@@ -65,7 +65,7 @@ def _main(args: list[str]) -> int:
     except UsageError as exc:
         print(f"harness: {exc}\nTry 'harness --help'.", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
-    if not prompt:  # the REPL (`-p ''` dialled early for a task that came out empty)
+    if not prompt:  # the REPL: no task at all
         _hang_up(early)
         from coding_harness.client.repl.repl import run_repl
 
@@ -109,6 +109,8 @@ def _prompt(options: OneShotOptions) -> str:
     prompt = "\n".join(parts).strip()
     if not prompt and options.stdin:
         raise BadInput("the prompt is empty")
+    if not prompt and parts:  # `-p ""`: a task was meant, never the REPL
+        raise BadInput("the prompt is empty; give the task, or run `harness` alone for the REPL")
     _check_size(prompt)
     return prompt
 

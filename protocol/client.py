@@ -85,6 +85,17 @@ class Connection:
     def fileno(self) -> int:
         return self._sock.fileno()
 
+    def take_over(self, other: Connection) -> None:
+        """Carry on over `other`, a new connection to the daemon (this one was lost: the
+        daemon restarted), with what it has read and its `server_info`. This
+        connection's old socket is closed; request ids go on from the higher count."""
+        self.close()
+        self._sock, self.path = other._sock, other.path
+        self._decoder, self._inbox = other._decoder, other._inbox
+        self._responses, self._sent = other._responses, other._sent
+        self._next_id = max(self._next_id, other._next_id)
+        self.server_info, self.broken, self._last_word = other.server_info, None, ""
+
     def initialize(
         self,
         name: str,

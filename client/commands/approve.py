@@ -2,7 +2,9 @@
 
 It watches one session, or with no ID every session (later ones too), shows
 each request's full diff, and reads y/n/s. When another client answers first
-the question is withdrawn. Ctrl-C or end of input leaves. A question left
+the question is withdrawn. Ctrl-C or end of input leaves. When the daemon
+restarts or crashes it connects again (starting one when none answers) and
+attaches anew. A question left
 unanswered for `notify.after_seconds` rings the terminal bell once
 (`client/session/bell.py`: `notify.bell`, `CODING_HARNESS_BELL=off`).
 """
@@ -11,14 +13,15 @@ from __future__ import annotations
 
 import select
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from coding_harness.client.render.style import Style, color_wanted
 from coding_harness.client.session import approval_prompt
 from coding_harness.client.session.bell import BellSettings, bell_settings
-from coding_harness.client.session.launcher import connect_or_start
+from coding_harness.client.session.launcher import START_TIMEOUT, redial
 from coding_harness.protocol import errors, exit_codes, methods, paths
-from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol.client import Connection, DaemonUnreachable, ProtocolViolation
 from coding_harness.protocol.events import parse_event
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
@@ -35,14 +38,17 @@ def main(argv: list[str]) -> int:
         print(USAGE, file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     style = Style(sys.stderr, color=color_wanted(sys.stderr, False))
+    target = argv[0] if argv else "*"
+
+    def introduce(conn: Connection) -> None:
+        conn.initialize("harness-approve", __version__)
+        conn.request(methods.SESSION_ATTACH, {"session": target})
+
     try:
-        with connect_or_start(paths.socket_path()) as conn:
-            conn.initialize("harness-approve", __version__)
-            target = argv[0] if argv else "*"
-            conn.request(methods.SESSION_ATTACH, {"session": target})
+        with redial(paths.socket_path(), introduce, seconds=START_TIMEOUT) as conn:
             scope = f"session {target}" if argv else "every session"
             style.line(f"answering approvals for {scope}; Ctrl-C to stop", "dim")
-            return Approver(conn, style).run()
+            return _keep_answering(Approver(conn, style), introduce)
     except DaemonUnreachable as exc:
         style.line(f"harness: {exc}", "red")
         return exit_codes.DAEMON_UNREACHABLE
@@ -51,6 +57,24 @@ def main(argv: list[str]) -> int:
         return exit_codes.BAD_ARGUMENTS
     except KeyboardInterrupt:
         return exit_codes.OK
+
+
+def _keep_answering(approver: Approver, introduce: Callable[[Connection], None]) -> int:
+    """`approver.run`, over a new connection each time the daemon restarts or crashes
+    (started again when it is gone); the requests still waiting come with the attach."""
+    try:
+        while True:
+            try:
+                return approver.run()
+            except DaemonUnreachable as exc:
+                if isinstance(exc, ProtocolViolation):
+                    raise
+                approver.style.line(f"{exc}; reconnecting", "yellow")
+                approver.conn.close()
+                approver.conn = redial(paths.socket_path(), introduce)
+                approver.style.line("reconnected", "dim")
+    finally:
+        approver.conn.close()
 
 
 class Approver:

@@ -24,7 +24,7 @@ from coding_harness.client.session.setup import (
     running_daemon,
 )
 from coding_harness.protocol import errors, exit_codes, methods, paths
-from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
+from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.version import __version__
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
@@ -122,14 +122,11 @@ def _run(
 
 
 def _reopen(first: Connection) -> Connection:
-    """Another connection to the daemon `first` reached, introduced the same way."""
-    conn = connect(first.path)
-    try:
-        conn.initialize("harness", __version__)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
+    """Another connection to the daemon `first` reached, introduced the same way; the
+    daemon is started again when it is gone (it crashed, or stopped)."""
+    from coding_harness.client.session.launcher import redial
+
+    return redial(first.path, lambda conn: conn.initialize(*CLIENT))
 
 
 def _submit(

@@ -16,8 +16,9 @@ from typing import Any
 from coding_harness.client.render.durations import age
 from coding_harness.client.render.sanitize import field
 from coding_harness.client.render.style import is_terminal
+from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.protocol import exit_codes, methods, paths
-from coding_harness.protocol.client import DaemonUnreachable, connect
+from coding_harness.protocol.client import DaemonUnreachable
 from coding_harness.protocol.version import __version__
 
 
@@ -26,7 +27,7 @@ def main(argv: list[str]) -> int:
         print("usage: harness sessions", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     try:
-        with connect(paths.socket_path()) as conn:
+        with connect_or_start(paths.socket_path()) as conn:  # started when it is gone
             hello = conn.initialize("harness-sessions", __version__, approvals=False, notices=True)
             sessions = conn.request(methods.SESSION_LIST)["sessions"]
     except DaemonUnreachable as exc:

@@ -2,11 +2,11 @@
 
 An `EventPump` reads the events on a connection of their own. When that
 connection drops (the REPL fell too far behind and the daemon cut it off, or
-the daemon restarted), the feed connects again and attaches with the last
-`seq` it handled (`turn_driver.reattach`), so every event is shown once and
-none is lost. It gives up, and ends the REPL, when the daemon sent something
-that is not JSON-RPC, when showing an event failed, or when no daemon answers
-for RECONNECT_SECONDS.
+the daemon restarted or crashed), the feed connects again (`launcher.redial`:
+starting a daemon when none answers) and attaches with the last `seq` it
+handled (`turn_driver.reattach`), so every event is shown once and none is
+lost. It gives up, and ends the REPL, when the daemon sent something that is
+not JSON-RPC, when showing an event failed, or when no daemon can be had.
 
 An approval request the feed shows starts a `Reminder`: unanswered after
 `notify.after_seconds`, the terminal bell rings once and a notice says which
@@ -21,9 +21,10 @@ from typing import Any
 from coding_harness.client.render.sanitize import field
 from coding_harness.client.repl.events import EventPump
 from coding_harness.client.session.bell import BellSettings, Reminder, bell_settings
+from coding_harness.client.session.launcher import redial
 from coding_harness.client.session.turn_driver import reattach
 from coding_harness.protocol import errors
-from coding_harness.protocol.client import Connection, DaemonUnreachable, ProtocolViolation, connect
+from coding_harness.protocol.client import Connection, DaemonUnreachable, ProtocolViolation
 from coding_harness.protocol.events import Event
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
@@ -98,10 +99,6 @@ class EventFeed:
         self.pump.start()
 
     def _reopen(self) -> Connection:
-        conn = connect(self.pump.conn.path)
-        try:
-            conn.initialize("harness-repl", __version__)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        return redial(
+            self.pump.conn.path, lambda conn: conn.initialize("harness-repl", __version__)
+        )

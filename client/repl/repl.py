@@ -5,7 +5,9 @@ The prompt stays open while a turn runs: output is printed above it
 queued by the daemon, and an approval request turns the prompt into its
 question. Events are read on a connection of their own (`feed.EventFeed`,
 which attaches again with `since_seq` when that connection drops, so no event
-is lost); the prompt's thread sends requests on another. Ctrl-C cancels the
+is lost); the prompt's thread sends requests on another, which reconnects on
+its own when the daemon restarted or crashed (`LastingConnection`, starting a
+daemon when none answers), so a line typed then is sent once it is back. Ctrl-C cancels the
 running turn (`TurnDriver.cancel`) and stays; Ctrl-D or /quit leaves,
 detaching without stopping anything. The slash commands that start a turn
 (`/summary`, `/intent`, `/<skill>`) submit it here like a typed task, so it
@@ -47,10 +49,11 @@ from coding_harness.client.repl.prompt import ANSWER, PLAN, REASON, TASK, ReplPr
 from coding_harness.client.repl.replay import replay
 from coding_harness.client.repl.slash_commands import QUIT, SlashCommands
 from coding_harness.client.session.approval_prompt import answers, hint, question
+from coding_harness.client.session.lasting import LastingConnection, MaybeLost
 from coding_harness.client.session.setup import key_env, open_session, reach_daemon
 from coding_harness.client.session.turn_driver import TurnDriver
 from coding_harness.protocol import errors, exit_codes, methods
-from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
+from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.events import Event
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
@@ -109,8 +112,8 @@ class _Repl:
         quiet = OneShotOptions(**{**vars(options), "quiet": True})
         self.session = open_session(events, quiet, info, style)
         self.sid = str(self.session["session"])
-        self.conn = connect(events.path)
-        self.conn.initialize("harness-repl", __version__)
+        # Requests go on a connection that reconnects by itself (`lasting.py`).
+        self.conn = LastingConnection(events.path, ("harness-repl", __version__))
         self.state = ReplState()
         self.modes = modes.ModeKeeper(modes.session_mode(self.session))
         if options.mode and options.mode != self.modes.mode:
@@ -254,6 +257,8 @@ class _Repl:
             self.conn.request(methods.SESSION_SUBMIT, params)
         except errors.RpcError as exc:
             self.printer.notice(exc.message, "red")
+        except MaybeLost as exc:
+            self.printer.notice(f"{exc}; if no turn starts, type the task again", "yellow")
 
     def _key_names(self) -> list[str]:
         return list(self.session.get("key_env") or [])

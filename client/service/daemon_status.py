@@ -6,8 +6,9 @@ code index (fields of `daemon.status`; an older daemon may lack some). With
 `--json` it prints the daemon's answer as it came, as one JSON object on
 standard output, and everything else on standard error. Before trusting the
 answer it reads the discovery record and prints every mismatch (recorded pid
-not running, another socket path, another pid answering) as a warning. Exits
-0 when a daemon answers, 4 when none does.
+not running, another socket path, another pid answering) as a warning. It
+never starts a daemon: when none answers it says so and how to start one
+(`harness daemon start`). Exits 0 when a daemon answers, 4 when none does.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def status(*, as_json: bool = False) -> int:
     try:
         conn = connect(path)
     except DaemonUnreachable as exc:
-        say(f"harnessd is not running ({exc})")
+        say(f"harnessd is not running ({exc}); start it with `harness daemon start`")
         for problem in discovery.problems(record, socket_path=path, answering_pid=None):
             say(f"note: {problem}")
         _note_socket_path(path, say)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.protocol import methods, paths
-from coding_harness.protocol.client import connect
 from coding_harness.protocol.version import __version__
 
 
 def latest_session_here() -> str | None:
     """The most recently active session whose folder is this one (None: there is none);
-    `DaemonUnreachable` when no daemon answers."""
-    with connect(paths.socket_path()) as conn:
+    the daemon is started when none runs; `DaemonUnreachable` when none can be."""
+    with connect_or_start(paths.socket_path()) as conn:  # started when it is gone
         conn.initialize("harness-attach", __version__, approvals=False)
         sessions: list[dict[str, Any]] = conn.request(methods.SESSION_LIST)["sessions"]
     here = str(Path.cwd().resolve())

@@ -3,7 +3,12 @@
 The client never imports the daemon: it starts `python -m
 coding_harness.daemon` as its own session leader, with the socket path this
 client resolved, and polls the socket for a few seconds. Two clients racing
-to start one are fine: the daemon's lock lets one win, and both connect to it.
+to start one are fine: the daemon's lock lets one win, and both connect to it;
+when the winner was a daemon on its way out (a restart, a crash), another is
+started once it has let go. `redial` is how a client whose connection was lost
+gets a new one: it starts a daemon when none answers and tries a connection
+that is refused, reset or closed before its `initialize` was answered again,
+with backoff, within its deadline.
 """
 
 from __future__ import annotations
@@ -15,13 +20,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coding_harness.protocol import paths
-from coding_harness.protocol.client import Connection, DaemonUnreachable, connect
+from coding_harness.protocol.client import (
+    Connection,
+    DaemonUnreachable,
+    ProtocolViolation,
+    connect,
+    retry_delay,
+)
 
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Callable
 
 START_TIMEOUT = 8.0
 POLL_INTERVAL = 0.03
+# After losing the start to a daemon that does not answer: wait this long, start again.
+RESPAWN_PAUSE = 0.2
+# How long a client whose connection was lost tries to get a new one: a daemon told to
+# stop lets running turns finish for up to 10 s, and a new one takes a few to start.
+RECONNECT_SECONDS = 20.0
+
+# The daemons this process started: kept, so that a Popen is not collected (and warns)
+# while its daemon, which outlives this client, still runs.
+_started: list[subprocess.Popen[bytes]] = []
 
 
 class DaemonStartFailed(DaemonUnreachable):
@@ -75,8 +96,8 @@ def connect_or_start(socket_path: Path, *, timeout: float = START_TIMEOUT) -> Co
         return connect(socket_path)
     except DaemonUnreachable:
         pass
-    process = spawn_daemon(socket_path)
     deadline = time.monotonic() + timeout
+    process = _start(socket_path)
     last_error = "it did not answer"
     while time.monotonic() < deadline:
         try:
@@ -84,8 +105,13 @@ def connect_or_start(socket_path: Path, *, timeout: float = START_TIMEOUT) -> Co
         except DaemonUnreachable as exc:
             last_error = str(exc)
         code = process.poll()
-        if code not in (None, 0) and not _lost_a_race():
-            raise DaemonStartFailed(f"the daemon failed to start: {_last_line()}")
+        if code not in (None, 0):
+            if not _lost_a_race():
+                raise DaemonStartFailed(f"the daemon failed to start: {_last_line()}")
+            # The lock's holder may be a daemon on its way out that answers no more.
+            time.sleep(RESPAWN_PAUSE)
+            process = _start(socket_path)
+            continue
         time.sleep(POLL_INTERVAL)
     raise DaemonStartFailed(
         f"the daemon did not answer on {socket_path} within {timeout:.0f} s ({last_error}); "
@@ -103,3 +129,48 @@ def _last_line() -> str:
 
 def _lost_a_race() -> bool:
     return "already running" in _last_line()
+
+
+def _start(socket_path: Path) -> subprocess.Popen[bytes]:
+    process = spawn_daemon(socket_path)
+    _started[:] = [p for p in _started if p.poll() is None]
+    _started.append(process)
+    return process
+
+
+def redial(
+    socket_path: Path,
+    introduce: Callable[[Connection], object],
+    *,
+    seconds: float = RECONNECT_SECONDS,
+) -> Connection:
+    """A new connection to the daemon on `socket_path`, started when none answers, and
+    introduced by `introduce` (its `initialize`, and whatever else it must send first).
+    A connection refused, reset or closed before that was answered (a daemon on its way
+    out, or one just killed) is tried again, with backoff, until `seconds` pass; then
+    its failure is raised, as is an error the daemon answered."""
+    deadline = time.monotonic() + seconds
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return _dial_once(socket_path, introduce, max(1.0, deadline - time.monotonic()))
+        except (DaemonStartFailed, ProtocolViolation):
+            raise
+        except DaemonUnreachable:
+            delay = retry_delay(attempt + 2)  # jittered: under 0.2 s at first, 2 s at most
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+
+
+def _dial_once(
+    socket_path: Path, introduce: Callable[[Connection], object], seconds: float
+) -> Connection:
+    conn = connect_or_start(socket_path, timeout=min(seconds, START_TIMEOUT))
+    try:
+        introduce(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn

@@ -105,7 +105,7 @@ class TurnDriver:
         self.printer.notice(f"{cause}; reconnecting", "yellow")
         try:
             conn, result = reattach(self.reopen, self.session, self.last_seq)
-        except DaemonUnreachable as exc:
+        except (DaemonUnreachable, errors.RpcError) as exc:  # RpcError: a daemon without it
             raise DaemonUnreachable(f"{cause}; could not reconnect: {exc}") from exc
         self.conn.close()
         self.conn = conn
