@@ -11,7 +11,7 @@ mistakes) goes to argparse, which gives the same result or the error.
 
 from __future__ import annotations
 
-from coding_harness.client.session.text_input import UTF8_FIX, BadInput, utf8_problem
+from coding_harness.client.session.text_input import check_texts
 from coding_harness.protocol.modes import PERMISSION_MODES, READ_ONLY
 from coding_harness.protocol.version import __version__
 
@@ -150,6 +150,8 @@ class OneShotOptions:
         self.model: str | None = None
         self.cwd: str | None = None
         self.session: str | None = None
+        self.continued = False
+        self.resume: str | None = None
         self.quiet = False
         self.plain = False
         self.debug = False
@@ -203,7 +205,12 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--provider",), _value("NAME", "provider profile from the config")),
     (("--model",), _value("ID", "model id for this session")),
     (("--cwd",), _value("DIR", "workspace folder (default: the current one)")),
-    (("--session",), _value("ID", "submit into an existing session")),
+    (("--session",), _value("ID", "submit into an existing session (an id, short id or prefix)")),
+    (("-c", "--continue"), _switch("continue this folder's latest session", dest="continued")),
+    (
+        ("--resume",),
+        _value("ID", "resume session ID; without one, pick from a list", nargs="?", const=""),
+    ),
     (("-q", "--quiet"), _switch("only the reply and questions for you: no banner, tool lines")),
     (
         ("--plain", "--no-color"),
@@ -279,25 +286,8 @@ def parse_oneshot(argv: list[str]) -> OneShotOptions:
         raise UsageError("--yes and --dry-run contradict each other; pass one")
     if options.yes and options.mode == READ_ONLY:
         raise UsageError("--yes and --mode read-only contradict each other; pass one")
-    check_text(options)
+    check_texts(options)
     return options
-
-
-def check_text(options: OneShotOptions) -> None:
-    """Every text the run sends to the daemon is UTF-8, or BadInput naming which is not."""
-    many = len(options.prompts) > 1
-    named = [
-        *(
-            (f"-p text #{n}" if many else "the -p text", t)
-            for n, t in enumerate(options.prompts, 1)
-        ),
-        *((f"prompt word {n}", word) for n, word in enumerate(options.words, 1)),
-        *((f"--{key}", getattr(options, key)) for key in ("provider", "model", "session")),
-    ]
-    for what, text in named:
-        problem = text and utf8_problem(text)
-        if problem:
-            raise BadInput(f"{what} is not valid UTF-8 ({problem}); {UTF8_FIX}")
 
 
 def _fast_parse(argv: list[str]) -> OneShotOptions | None:
