@@ -59,10 +59,7 @@ def check_texts(options: object) -> None:
     words: list[str] = getattr(options, "words", [])
     many = len(prompts) > 1
     named = [
-        *(
-            (f"-p text #{n}" if many else "the -p text", t)
-            for n, t in enumerate(prompts, 1)
-        ),
+        *((f"-p text #{n}" if many else "the -p text", t) for n, t in enumerate(prompts, 1)),
         *((f"prompt word {n}", word) for n, word in enumerate(words, 1)),
         *((f"--{key}", getattr(options, key)) for key in ("provider", "model", "session")),
     ]

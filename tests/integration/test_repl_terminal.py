@@ -81,7 +81,7 @@ CASES = [
     Case(line="/reset", shows="conversation cleared"),
     Case(line="/clear", shows="conversation cleared"),
     Case(line="/save {root}/out.json", shows="saved 0 messages"),
-    Case(line="/load {root}/saved.json", shows="replaced by 2 loaded messages", setup=saved_conversation),
+    Case(line="/load {root}/saved.json", shows="2 loaded messages", setup=saved_conversation),
     Case(line="/provider", shows="* fake"),
     Case(line="/provider fake", shows="next turns use fake"),
     Case(line="/model", shows="model: fake-model (provider fake)"),
