@@ -45,7 +45,7 @@ AREAS: tuple[dict[str, Handler], ...] = (
     undo_methods.HANDLERS,
     mcp_methods.HANDLERS,
 )
-DETACHED = context_methods.DETACHED | mcp_methods.DETACHED
+DETACHED = context_methods.DETACHED | mcp_methods.DETACHED | model_methods.DETACHED
 
 __all__ = ["MethodParts", "build_methods"]
 

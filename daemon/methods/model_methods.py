@@ -90,3 +90,5 @@ async def model_list(parts: MethodParts, conn: Connection, session: Any) -> dict
 
 
 HANDLERS: dict[str, Handler] = {m.MODEL_LIST: model_list}
+# Waits on a model server (up to LIST_SECONDS): the connection goes on answering meanwhile.
+DETACHED = frozenset({m.MODEL_LIST})
