@@ -40,7 +40,10 @@ standard output; tool lines, diffs and notices go to standard error."""
 EPILOG = """\
 subcommands:
   sessions                   list sessions: full id, state, clients, last
-                             activity, tokens, cost, folder
+                             activity, tokens, cost, folder, title
+  sessions rm ID... | prune --older DAYS
+                             remove sessions; an ID may be the short id
+                             (after the timestamp) or a unique prefix
   attach [ID]                a REPL on an existing session (default: the
                              latest one for this folder)
   approve [ID]               only answer approval requests: of one session,
@@ -72,8 +75,9 @@ in the REPL:
   new line. Tab completes /commands, provider names, model ids, search
   engines and skills. Up/Down walk the history (~/.coding_agent_history),
   Ctrl-R searches it. Typing while a turn runs queues the next task. Ctrl-C
-  cancels the running turn and stays; Ctrl-D or /quit leaves, and a running
-  turn goes on in the daemon. /help lists every command.
+  cancels the running turn and stays (Esc too); Shift-Tab cycles the mode;
+  Ctrl-D or /quit leaves, and a running turn goes on in the daemon. !CMD runs
+  your own shell command, @PATH attaches a file. /help lists every command.
 
 approvals:
   Each proposed edit shows its full diff with line numbers, then asks
