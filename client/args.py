@@ -11,7 +11,7 @@ mistakes) goes to argparse, which gives the same result or the error.
 
 from __future__ import annotations
 
-from coding_harness.client.session.text_input import UTF8_FIX, BadInput, utf8_problem
+from coding_harness.client.session.text_input import check_texts
 from coding_harness.protocol.modes import PERMISSION_MODES, READ_ONLY
 from coding_harness.protocol.version import __version__
 
@@ -40,7 +40,10 @@ standard output; tool lines, diffs and notices go to standard error."""
 EPILOG = """\
 subcommands:
   sessions                   list sessions: full id, state, clients, last
-                             activity, tokens, cost, folder
+                             activity, tokens, cost, folder, title
+  sessions rm ID... | prune --older DAYS
+                             remove sessions; an ID may be the short id
+                             (after the timestamp) or a unique prefix
   attach [ID]                a REPL on an existing session (default: the
                              latest one for this folder)
   approve [ID]               only answer approval requests: of one session,
@@ -72,8 +75,9 @@ in the REPL:
   new line. Tab completes /commands, provider names, model ids, search
   engines and skills. Up/Down walk the history (~/.coding_agent_history),
   Ctrl-R searches it. Typing while a turn runs queues the next task. Ctrl-C
-  cancels the running turn and stays; Ctrl-D or /quit leaves, and a running
-  turn goes on in the daemon. /help lists every command.
+  cancels the running turn and stays (Esc too); Shift-Tab cycles the mode;
+  Ctrl-D or /quit leaves, and a running turn goes on in the daemon. !CMD runs
+  your own shell command, @PATH attaches a file. /help lists every command.
 
 approvals:
   Each proposed edit shows its full diff with line numbers, then asks
@@ -150,6 +154,8 @@ class OneShotOptions:
         self.model: str | None = None
         self.cwd: str | None = None
         self.session: str | None = None
+        self.continued = False
+        self.resume: str | None = None
         self.quiet = False
         self.verbose = False
         self.plain = False
@@ -204,7 +210,12 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--provider",), _value("NAME", "provider profile from the config")),
     (("--model",), _value("ID", "model id for this session")),
     (("--cwd",), _value("DIR", "workspace folder (default: the current one)")),
-    (("--session",), _value("ID", "submit into an existing session")),
+    (("--session",), _value("ID", "submit into an existing session (an id, short id or prefix)")),
+    (("-c", "--continue"), _switch("continue this folder's latest session", dest="continued")),
+    (
+        ("--resume",),
+        _value("ID", "resume session ID; without one, pick from a list", nargs="?", const=""),
+    ),
     (("-q", "--quiet"), _switch("only the reply and questions for you: no banner, tool lines")),
     (("--verbose",), _switch("show each command's output whole, not folded to its ends")),
     (
@@ -281,25 +292,8 @@ def parse_oneshot(argv: list[str]) -> OneShotOptions:
         raise UsageError("--yes and --dry-run contradict each other; pass one")
     if options.yes and options.mode == READ_ONLY:
         raise UsageError("--yes and --mode read-only contradict each other; pass one")
-    check_text(options)
+    check_texts(options)
     return options
-
-
-def check_text(options: OneShotOptions) -> None:
-    """Every text the run sends to the daemon is UTF-8, or BadInput naming which is not."""
-    many = len(options.prompts) > 1
-    named = [
-        *(
-            (f"-p text #{n}" if many else "the -p text", t)
-            for n, t in enumerate(options.prompts, 1)
-        ),
-        *((f"prompt word {n}", word) for n, word in enumerate(options.words, 1)),
-        *((f"--{key}", getattr(options, key)) for key in ("provider", "model", "session")),
-    ]
-    for what, text in named:
-        problem = text and utf8_problem(text)
-        if problem:
-            raise BadInput(f"{what} is not valid UTF-8 ({problem}); {UTF8_FIX}")
 
 
 def _fast_parse(argv: list[str]) -> OneShotOptions | None:

@@ -54,6 +54,12 @@ def _main(args: list[str]) -> int:
         if options.version:
             print(version_text())
             return exit_codes.OK
+        if options.continued or options.resume is not None:
+            from coding_harness.client.commands.sessions_resume import resume_session
+
+            stop = resume_session(options)
+            if stop is not None:
+                return stop
         early = _dial_early(options)
         prompt = _prompt(options)
         _check_workspace(options)

@@ -31,6 +31,9 @@ SESSION_COMPACT: Final = "session.compact"
 SESSION_UNDO: Final = "session.undo"  # put back the files a turn (and later ones) wrote
 SESSION_CHECKPOINTS: Final = "session.checkpoints"
 SESSION_MAP: Final = "session.map"  # the repo map the session's next coding turn is shown
+SESSION_REMOVE: Final = "session.remove"  # {sessions: [id]}: forget them (not a running one)
+SESSION_PRUNE: Final = "session.prune"  # {days}: remove the idle sessions older than that
+SESSION_APPEND: Final = "session.append"  # {session, text}: the user's own `!cmd` and its output
 
 PLAN_GET: Final = "plan.get"
 SKILLS_LIST: Final = "skills.list"
@@ -42,6 +45,7 @@ STATS_GET: Final = "stats.get"
 PROVIDER_LIST: Final = "provider.list"
 PROVIDER_USE: Final = "provider.use"
 MODEL_USE: Final = "model.use"
+MODEL_LIST: Final = "model.list"  # {session}: the models the session's server offers
 PROVIDER_DISCOVER: Final = "provider.discover"  # local servers and key variables found
 
 MEMORY_GET: Final = "memory.get"  # a project's turn-close notes

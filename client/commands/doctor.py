@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
         if finding.fix:
             print(f"{'':<8} fix: {visible(finding.fix)}")
     problems = sum(1 for finding in findings if finding.level == "problem")
-    print("all is well" if not problems else f"{problems} problem(s) to fix")
+    print("all is well" if not problems else f"{problems} problem{'s' * (problems != 1)} to fix")
     return exit_codes.OK if not problems else exit_codes.MODEL_ERROR
 
 
@@ -71,7 +71,8 @@ def run_checks(env: dict[str, str], *, home: Path, cwd: Path) -> list[Finding]:
     config_findings, merged = check_configs(home, cwd, env)
     profiles = usable_profiles(merged)
     daemon_findings = check_daemon(env)
-    discovered, chosen = check_discovery(env)
+    configured = any(not profile.get("builtin") for profile in profiles.values())
+    discovered, chosen = check_discovery(env, configured=configured)
     # Without a config file a discovered profile replaces the built-in one: not checked.
     builtin_replaced = chosen is not None and all(p.get("builtin") for p in profiles.values())
     return [

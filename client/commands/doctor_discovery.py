@@ -20,9 +20,13 @@ MODELS_SHOWN = 5
 DISCOVER_TIMEOUT = 10.0
 
 
-def check_discovery(env: Mapping[str, str]) -> tuple[list[Finding], str | None]:
+def check_discovery(
+    env: Mapping[str, str], *, configured: bool = False
+) -> tuple[list[Finding], str | None]:
     """The findings, and the profile a session without a config file uses (None when
-    there is a config file, nothing was found or the daemon could not be asked)."""
+    there is a config file, nothing was found or the daemon could not be asked).
+    `configured`: a config file names its own providers, whose endpoints are checked
+    apart; that no *other* server answers on the usual ports is then not said."""
     socket_path = paths.socket_path(dict(env))
     try:
         with connect(socket_path, timeout=2.0) as conn:
@@ -36,7 +40,7 @@ def check_discovery(env: Mapping[str, str]) -> tuple[list[Finding], str | None]:
             info(f"cannot ask the daemon which model servers and keys are around: {text}")
         ], None
     chosen = found.get("chosen")
-    return discovery_findings(found), chosen if isinstance(chosen, str) else None
+    return discovery_findings(found, configured), chosen if isinstance(chosen, str) else None
 
 
 def _models(models: list[Any]) -> str:
@@ -45,9 +49,9 @@ def _models(models: list[Any]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def discovery_findings(found: Mapping[str, Any]) -> list[Finding]:
+def discovery_findings(found: Mapping[str, Any], configured: bool = False) -> list[Finding]:
     """One line per server skipped as another user's, per server and key found, then
-    which one a config-less session uses."""
+    which one a config-less session uses; "nothing found" only without a config."""
     lines = [
         info(
             f"found {one_line(str(s['label']), 40)} at localhost:{s['port']} "
@@ -72,7 +76,7 @@ def discovery_findings(found: Mapping[str, Any]) -> list[Finding]:
     ]
     config_file = found.get("config_file", "~/.coding_harness.json")
     if not lines:
-        return skipped + _nothing(found)
+        return skipped + ([] if configured else _nothing(found))
     if found.get("chosen"):
         lines.append(
             info(

@@ -3,7 +3,8 @@
 At a terminal they form a table (`tables.sessions_table`, rich imported only
 then); into a pipe, one line per session in fixed columns that scripts can
 split on whitespace, with the full session id first and each session's
-permission mode (MODE) after its state. Every value is a `field`: a folder
+permission mode (MODE) after its state, and its title (the first task) last.
+`rm` and `prune` remove sessions (`sessions_remove.py`). Every value is a `field`: a folder
 name holding a newline or an escape stays on its row, escaped.
 """
 
@@ -23,8 +24,13 @@ from coding_harness.protocol.version import __version__
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("rm", "prune"):
+        from coding_harness.client.commands import sessions_remove
+
+        run = sessions_remove.remove_main if argv[0] == "rm" else sessions_remove.prune_main
+        return run(argv[1:])
     if argv:
-        print("usage: harness sessions", file=sys.stderr)
+        print("usage: harness sessions [rm ID... | prune --older DAYS]", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
     try:
         with connect_or_start(paths.socket_path()) as conn:  # started when it is gone
@@ -50,7 +56,7 @@ def _print_lines(sessions: list[dict[str, Any]]) -> None:
     now = time.time()
     print(
         f"{'SESSION':<24} {'STATE':<8} {'MODE':<12} {'CLIENTS':>7} {'ACTIVE':>7} {'TOKENS':>9} "
-        f"{'COST':>9}  CWD"
+        f"{'COST':>9}  CWD  TITLE"
     )
     for s in sessions:
         usage = s.get("usage") or {}
@@ -60,7 +66,7 @@ def _print_lines(sessions: list[dict[str, Any]]) -> None:
         print(
             f"{field(str(s['session'])):<24} {field(str(s['state'])):<8} {mode_of(s):<12} "
             f"{field(str(s['clients'])):>7} {active:>7} {tokens:>9,} {cost:>9}  "
-            f"{field(str(s['cwd']))}"
+            f"{field(str(s['cwd']))}  {field(str(s.get('title') or '-'))}"
         )
 
 

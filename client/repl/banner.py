@@ -21,7 +21,8 @@ from coding_harness.protocol.history_pages import read_history
 
 KEYS = (
     "Enter sends · Esc-Enter or a trailing \\ adds a line · Tab completes · "
-    "Ctrl-R searches history · Ctrl-C cancels a turn · Ctrl-D leaves"
+    "Ctrl-R searches history · Ctrl-C or Esc cancels a turn · Shift-Tab switches the mode · "
+    "Ctrl-D leaves"
 )
 HISTORY_SHOWN = 20
 

@@ -2,11 +2,14 @@
 
 `/` completes the commands (`SlashCommands.names()`) and the skills the
 daemon knows (`skills.list`, shown as `/<name>` with their description);
-`/provider ` completes provider names, `/model ` model ids (both from
-`provider.list`, asked again at most every few seconds), `/search ` the
-search engines, `/mode ` the permission modes, `/memory ` its verbs, `/save `
-and `/load ` paths. A daemon without `skills.list` answers -32601: skills are
-then simply not offered, and not asked again.
+`/provider ` completes provider names, `/model ` model ids (from
+`provider.list`, asked again at most every few seconds, and what the session's
+server offers, `model.list`, asked once), `/search ` the search engines, `/mode `
+the permission modes, `/memory ` its verbs, `/save ` and `/load ` paths. In a
+task, a word that starts with `@` completes as a path in the session's folder
+(the file is attached when the task is sent: `mentions.py`). A daemon without
+`skills.list` answers -32601: skills are then simply not offered, and not asked
+again.
 """
 
 from __future__ import annotations
@@ -37,12 +40,18 @@ class DaemonValues:
         self._providers: list[dict[str, Any]] = []
         self._asked_at = -REFRESH_SECONDS
         self._skills: list[tuple[str, str]] | None = None
+        self._offered: list[str] | None = None
 
     def providers(self) -> list[str]:
         return sorted({str(p["name"]) for p in self._provider_list() if p.get("name")})
 
     def models(self) -> list[str]:
-        return sorted({str(p["model"]) for p in self._provider_list() if p.get("model")})
+        configured = {str(p["model"]) for p in self._provider_list() if p.get("model")}
+        if self._offered is None:
+            found = self._ask(methods.MODEL_LIST, {"session": self.session})
+            listed = found.get("models") if isinstance(found, dict) else None
+            self._offered = [str(m) for m in listed or []]
+        return sorted(configured | set(self._offered))
 
     def skills(self) -> list[tuple[str, str]]:
         if self._skills is None:
@@ -83,6 +92,10 @@ class SlashCompleter(Completer):
         self, document: Document, complete_event: CompleteEvent
     ) -> Iterator[Completion]:
         text = document.text_before_cursor
+        word = text.split(" ")[-1].split("\n")[-1]
+        if word.startswith("@") and not text.startswith("/"):
+            yield from self._mention(word[1:], complete_event)
+            return
         if not text.startswith("/") or "\n" in text:
             return
         if " " not in text:
@@ -95,6 +108,12 @@ class SlashCompleter(Completer):
         for value in self._arguments(command):
             if value.startswith(argument) and value != argument:
                 yield Completion(value, start_position=-len(argument))
+
+    def _mention(self, typed: str, event: CompleteEvent) -> Iterator[Completion]:
+        """`@PATH`: paths under the session's folder (or absolute, or under ~)."""
+        cwd = self.values.cwd if self.values is not None else ""
+        paths = PathCompleter(expanduser=True, get_paths=lambda: [cwd or "."])
+        yield from paths.get_completions(Document(typed), event)
 
     def _names(self, typed: str) -> Iterator[Completion]:
         for name in self.commands():

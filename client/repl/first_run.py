@@ -12,9 +12,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
 
 from coding_harness.client.render.sanitize import one_line
 from coding_harness.client.render.style import Style
@@ -25,6 +30,17 @@ QUESTION = "save this as ~/.coding_harness.json? [y/N] "
 YES = frozenset({"y", "yes"})
 PROFILE_KEYS = ("type", "endpoint", "api_key_env", "model")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def terminal_asker(pt_input: Input | None, pt_output: Output | None) -> Callable[[str], str] | None:
+    """A one-line question at the terminal, before the prompt opens; None without one."""
+    if pt_input is None and not sys.stdin.isatty():
+        return None
+
+    def ask(question: str) -> str:
+        return PromptSession[str](input=pt_input, output=pt_output).prompt(question)
+
+    return ask
 
 
 def saved_config(discovered: Mapping[str, Any]) -> dict[str, Any] | None:

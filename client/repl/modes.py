@@ -14,11 +14,18 @@ plan. The mode is changed by the daemon, which tells every client with
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from coding_harness.protocol import methods
+from coding_harness.protocol import errors, methods
 from coding_harness.protocol.client import Connection
-from coding_harness.protocol.modes import ACCEPT_EDITS, ASK, READ_ONLY, modes_sentence
+from coding_harness.protocol.modes import (
+    ACCEPT_EDITS,
+    ASK,
+    PERMISSION_MODES,
+    READ_ONLY,
+    modes_sentence,
+)
 
 PLAN_QUESTION = "accept the plan? [a]ccept-edits / [y]es (ask) / [n]o: "
 PLAN_HINT = "answer a (carry it out, edits applied), y (carry it out, edits asked) or n (keep it)"
@@ -32,6 +39,20 @@ def session_mode(summary: dict[str, Any]) -> str:
     options = summary.get("options")
     named = summary.get("mode") or (options.get("mode") if isinstance(options, dict) else None)
     return str(named or ASK)
+
+
+def next_mode(mode: str) -> str:
+    """The mode Shift-Tab moves to from `mode`: ask, accept-edits, read-only, ask, ..."""
+    at = PERMISSION_MODES.index(mode) if mode in PERMISSION_MODES else -1
+    return PERMISSION_MODES[(at + 1) % len(PERMISSION_MODES)]
+
+
+def cycle(conn: Connection, session: str, keeper: ModeKeeper, say: Callable[..., None]) -> None:
+    """Shift-Tab: switch to the next mode (`mode.changed` then says so in every terminal)."""
+    try:
+        keeper.mode = switch_mode(conn, session, next_mode(keeper.mode))
+    except errors.RpcError as exc:
+        say(exc.message, "red")
 
 
 def switch_mode(conn: Connection, session: str, mode: str) -> str:

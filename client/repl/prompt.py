@@ -5,7 +5,10 @@
 - Ctrl-R searches the history (prompt_toolkit's own reverse search); the
   history file keeps tasks only, never approval answers or skip reasons.
 - Ctrl-C while a turn runs calls `cancel` and keeps what was typed; with no
-  turn running it clears the line, as usual. Ctrl-D on an empty line leaves.
+  turn running it clears the line, as usual. Esc alone does the same while a
+  turn runs (Claude Code's key); Esc-Enter stays a new line. Ctrl-D on an empty
+  line leaves.
+- Shift-Tab calls `cycle_mode`: the session's next permission mode.
 - Ctrl-O calls `expand` (the last command's output, whole, printed above).
 - The bottom toolbar shows the status area (spinner, streaming preview) of
   the rich view while a turn runs, refreshed ten times a second.
@@ -110,6 +113,7 @@ class ReplPrompt:
         mode: Callable[[], str],
         running: Callable[[], bool],
         cancel: Callable[[], None],
+        cycle_mode: Callable[[], None] | None = None,
         pt_input: Input | None = None,
         pt_output: Output | None = None,
         animated: bool = False,
@@ -119,6 +123,7 @@ class ReplPrompt:
         self.expand = expand
         self.running = running
         self.cancel = cancel
+        self.cycle_mode = cycle_mode
         self.accepted_mode = TASK
         history = TaskHistory(history_path, keep=lambda: self.accepted_mode == TASK)
         self.session: PromptSession[str] = PromptSession(
@@ -182,8 +187,14 @@ class ReplPrompt:
 
         @bindings.add("c-c", filter=Condition(self.running))
         @bindings.add("<sigint>", filter=Condition(self.running))
+        @bindings.add("escape", filter=Condition(self.running) & editing)
         def _cancel(event: KeyPressEvent) -> None:
             self.cancel()
+
+        @bindings.add("s-tab", filter=editing & Condition(lambda: self.mode() == TASK))
+        def _next_mode(event: KeyPressEvent) -> None:
+            if self.cycle_mode is not None:
+                self.cycle_mode()
 
         return bindings
 

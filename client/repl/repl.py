@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from prompt_toolkit import PromptSession
 from prompt_toolkit.formatted_text import AnyFormattedText
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
@@ -44,10 +43,12 @@ from coding_harness.client.repl.banner import KEYS, print_banner
 from coding_harness.client.repl.completer import DaemonValues, SlashCompleter
 from coding_harness.client.repl.events import ReplState
 from coding_harness.client.repl.feed import EventFeed
-from coding_harness.client.repl.first_run import offer_to_save
+from coding_harness.client.repl.first_run import offer_to_save, terminal_asker
+from coding_harness.client.repl.mentions import attach_mentions
 from coding_harness.client.repl.prompt import ANSWER, PLAN, REASON, TASK, ReplPrompt, StatusToolbar
 from coding_harness.client.repl.replay import replay
 from coding_harness.client.repl.slash_commands import QUIT, SlashCommands
+from coding_harness.client.repl.slash_settings import turn_cost
 from coding_harness.client.session.approval_prompt import answers, hint, question
 from coding_harness.client.session.lasting import LastingConnection, MaybeLost
 from coding_harness.client.session.setup import key_env, open_session, reach_daemon
@@ -78,9 +79,15 @@ def run_repl(
         if conn is None:
             return exit_codes.DAEMON_UNREACHABLE
         try:
-            with conn:
-                repl = _Repl(conn, options, style, out_stream, (pt_input, pt_output))
-                return repl.run()
+            while True:  # `/resume ID` opens that session in place of this one
+                with conn:
+                    repl = _Repl(conn, options, style, out_stream, (pt_input, pt_output))
+                    code = repl.run()
+                resume = repl.commands.resume_to
+                conn = reach_daemon(style) if resume else None
+                if conn is None:
+                    return exit_codes.DAEMON_UNREACHABLE if resume else code
+                options = OneShotOptions(**{**vars(options), "session": resume})
         except DaemonUnreachable as exc:
             style.line(f"harness: {exc}", "red")
             return exit_codes.DAEMON_UNREACHABLE
@@ -118,8 +125,11 @@ class _Repl:
         self.modes = modes.ModeKeeper(modes.session_mode(self.session))
         if options.mode and options.mode != self.modes.mode:
             self.modes.mode = modes.switch_mode(self.conn, self.sid, options.mode)
-        self.commands = SlashCommands(self.conn, self.sid, style, run_turn=self._submit)
-        values = DaemonValues(self.conn, self.sid, str(self.session.get("cwd", "")))
+        self.cwd = str(self.session.get("cwd", ""))
+        self.commands = SlashCommands(
+            self.conn, self.sid, style, run_turn=self._submit, cwd=self.cwd
+        )
+        values = DaemonValues(self.conn, self.sid, self.cwd)
         rich = terminal[1] is None and not options.plain and is_terminal(out)
         self.prompt = ReplPrompt(
             history_path=HISTORY_FILE.expanduser(),
@@ -127,6 +137,7 @@ class _Repl:
             mode=self._mode,
             running=lambda: self.state.running is not None,
             cancel=self._cancel,
+            cycle_mode=lambda: modes.cycle(self.conn, self.sid, self.modes, self.printer.notice),
             pt_input=terminal[0],
             pt_output=terminal[1],
             animated=rich,
@@ -159,7 +170,7 @@ class _Repl:
             print_banner(self.style, self.conn, self.session, bool(self.options.session))
         if self.options.session:  # its last turns, through the live renderer
             replay(self.conn, self.session, self._on_event, self.printer, self.style)
-        offer_to_save(self.session, self.style, self._ask_once())
+        offer_to_save(self.session, self.style, terminal_asker(*self._terminal))
         self.feed.start()
         try:
             return self._loop()
@@ -195,10 +206,10 @@ class _Repl:
             self._reason(line)
         elif mode == PLAN and not line.strip().startswith("/"):
             self._plan(line)
-        elif line.strip().startswith("/"):
+        elif line.strip().startswith(("/", "!")):
             return self._slash(line.strip())
         elif line.strip():
-            self._submit(line.strip())
+            self._submit(attach_mentions(line.strip(), Path(self.cwd), self.style.line))
         return None
 
     def _leave(self) -> int:
@@ -208,17 +219,6 @@ class _Repl:
                 "dim",
             )
         return exit_codes.OK
-
-    def _ask_once(self) -> Callable[[str], str] | None:
-        """A one-line question at the terminal, before the prompt opens; None without one."""
-        pt_input, pt_output = self._terminal
-        if pt_input is None and not sys.stdin.isatty():
-            return None
-
-        def ask(question: str) -> str:
-            return PromptSession[str](input=pt_input, output=pt_output).prompt(question)
-
-        return ask
 
     def _message(self) -> AnyFormattedText:
         mode = self._mode()
@@ -331,6 +331,8 @@ class _Repl:
             self.state.finished(str(event.turn))
             self.printer.final(data)
             self._report_exit(data.get("exit_code"))
+            if data.get("cost_usd") is not None and not self.options.quiet:
+                self.printer.notice(turn_cost(data), "dim")
             self.modes.finished(str(event.turn), data.get("exit_code"))
         elif kind == EventKind.MODE_CHANGED:
             self.printer.notice(self.modes.changed(data), "dim")

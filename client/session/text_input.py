@@ -50,3 +50,20 @@ def decode_input(data: bytes, what: str) -> str:
             f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}, "
             f"line {line}); {UTF8_FIX}"
         ) from None
+
+
+def check_texts(options: object) -> None:
+    """Every text the run sends to the daemon is UTF-8, or BadInput naming which is not
+    (`options`: the command line's `OneShotOptions`)."""
+    prompts: list[str] = getattr(options, "prompts", [])
+    words: list[str] = getattr(options, "words", [])
+    many = len(prompts) > 1
+    named = [
+        *((f"-p text #{n}" if many else "the -p text", t) for n, t in enumerate(prompts, 1)),
+        *((f"prompt word {n}", word) for n, word in enumerate(words, 1)),
+        *((f"--{key}", getattr(options, key)) for key in ("provider", "model", "session")),
+    ]
+    for what, text in named:
+        problem = text and utf8_problem(text)
+        if problem:
+            raise BadInput(f"{what} is not valid UTF-8 ({problem}); {UTF8_FIX}")

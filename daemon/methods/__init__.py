@@ -22,7 +22,9 @@ from coding_harness.daemon.methods import (
     discovery_methods,
     mcp_methods,
     memory_methods,
+    model_methods,
     provider_methods,
+    session_admin,
     session_methods,
     undo_methods,
 )
@@ -32,16 +34,18 @@ from coding_harness.daemon.server.rpc import Handler, MethodTable
 AREAS: tuple[dict[str, Handler], ...] = (
     daemon_methods.HANDLERS,
     session_methods.HANDLERS,
+    session_admin.HANDLERS,
     configure_methods.HANDLERS,
     approval_methods.HANDLERS,
     provider_methods.HANDLERS,
+    model_methods.HANDLERS,
     discovery_methods.HANDLERS,
     context_methods.HANDLERS,
     memory_methods.HANDLERS,
     undo_methods.HANDLERS,
     mcp_methods.HANDLERS,
 )
-DETACHED = context_methods.DETACHED | mcp_methods.DETACHED
+DETACHED = context_methods.DETACHED | mcp_methods.DETACHED | model_methods.DETACHED
 
 __all__ = ["MethodParts", "build_methods"]
 

@@ -70,7 +70,22 @@ async def session_configure(
         if notice:
             target.emit(EventKind.NOTICE, {"message": f"{notice} (by {conn.label})"})
     path = DEBUG_SWITCHES.path(target.id)
-    return {"options": target.options.to_wire(), "debug_log": str(path) if path else None}
+    return {
+        "options": target.options.to_wire(),
+        "debug_log": str(path) if path else None,
+        "search": _search_in_force(parts, target),
+    }
+
+
+def _search_in_force(parts: MethodParts, target: Session) -> dict[str, Any]:
+    """Web search as the session's next turn has it: the session's choice over the config's."""
+    config = parts.configs.get(target.cwd).search
+    enabled = target.options.search_enabled
+    return {
+        "enabled": config.enabled if enabled is None else enabled,
+        "engine": target.options.search_engine or config.engine,
+        "from": "config" if enabled is None else "session",
+    }
 
 
 def _debug(target: Session, value: Any) -> Change | None:

@@ -43,6 +43,10 @@ from coding_harness.protocol import methods as m
 
 log = logging.getLogger(__name__)
 
+# A history shorter than this is left as it is by `session.compact`: the brief and its
+# acknowledgement would be two messages, and longer than what they replace.
+MIN_COMPACT_MESSAGES = 4
+
 
 async def session_context(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
     target = session_of(parts, session)
@@ -95,6 +99,9 @@ async def session_compact(parts: MethodParts, conn: Connection, session: Any) ->
     refuse_tool_children(conn)
     target = session_of(parts, session)
     session_profile(parts, target)  # a bad provider is refused before the job is queued
+    if len(target.history) < MIN_COMPACT_MESSAGES and target.state == "idle":
+        # One exchange is shorter than the brief that would replace it.
+        return {"compacted": False, "messages": len(target.history)}
     job = parts.turns.compact(target)
     try:
         return await asyncio.shield(job)

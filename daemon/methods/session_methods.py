@@ -27,6 +27,7 @@ from coding_harness.daemon.methods.params import (
     workspace_folder,
 )
 from coding_harness.daemon.methods.parts import MethodParts
+from coding_harness.daemon.methods.session_admin import title_of
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
@@ -134,11 +135,12 @@ def permission_mode(value: Any, name: str = "mode") -> str | None:
 
 
 def summary(parts: MethodParts, session: Session) -> dict[str, Any]:
-    """The session's `session.list` row, with the mode in force: a session restored
-    after a restart, which has none of its own, takes the config's `agent.mode`."""
+    """The session's `session.list` row, with the mode in force (a session restored
+    after a restart, which has none of its own, takes the config's `agent.mode`) and
+    its title (`session_admin.title_of`)."""
     if session.options.mode is None:
         session.options.mode = session_mode(session, parts.configs.get(session.cwd))
-    return session.summary()
+    return {**session.summary(), "title": title_of(session)}
 
 
 def _keep(parts: MethodParts, session: Session) -> None:
@@ -246,7 +248,12 @@ async def session_reset(
         raise errors.InvalidParams(f"history not loaded: {exc}") from None
     target.history = history
     forget_session(target.approvals)  # what the model had read is gone with the history
-    target.emit(EventKind.NOTICE, {"message": f"history replaced ({len(history)} messages)"})
+    said = (
+        f"conversation replaced by {len(history)} loaded messages"
+        if history
+        else "conversation cleared"
+    )
+    target.emit(EventKind.NOTICE, {"message": said})
     parts.store().record_step(
         target.id, first_index=0, messages=history, events=target.take_pending_events()
     )

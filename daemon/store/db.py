@@ -201,10 +201,19 @@ class Store:
         )
 
     def delete_sessions_before(self, cutoff: float) -> int:
-        ids = [
-            (r[0],)
-            for r in self._db.execute("SELECT id FROM sessions WHERE last_activity < ?", (cutoff,))
-        ]
+        rows = self._db.execute("SELECT id FROM sessions WHERE last_activity < ?", (cutoff,))
+        return self.delete_sessions([r[0] for r in rows])
+
+    def closed_sessions_before(self, cutoff: float) -> list[str]:
+        """The sessions closed (`session.close`) and idle since before `cutoff`."""
+        rows = self._db.execute(
+            "SELECT id FROM sessions WHERE closed = 1 AND last_activity < ?", (cutoff,)
+        )
+        return [r[0] for r in rows]
+
+    def delete_sessions(self, session_ids: list[str]) -> int:
+        """Remove the sessions and every row of theirs (checkpoints included); how many."""
+        ids = [(i,) for i in session_ids]
 
         def apply(db: sqlite3.Connection) -> None:
             for table in ("messages", "events", "turns", "approvals", "seq_marks", "session_modes"):
@@ -213,7 +222,7 @@ class Store:
 
         if not ids or not self._writer.write(Write(apply=apply)):
             return 0
-        self.checkpoints.forget_sessions([i for (i,) in ids])
+        self.checkpoints.forget_sessions(list(session_ids))
         return len(ids)
 
     def reserve_seq(self, session_id: str, upto: int) -> None:

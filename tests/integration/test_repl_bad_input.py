@@ -66,8 +66,7 @@ PERMISSIONS = [  # root reads and writes through any mode bits
 ]
 VALUES = [
     ("/provider nope", "unknown provider 'nope' (configured: fake)"),
-    ("/model two words", "usage: /model ID"),
-    ("/model", "usage: /model ID"),
+    ("/model two words", "usage: /model [ID|N]"),
     ("/allow-cmd /bin/rm", "allow_command must be a program name, without a path"),
     ("/allow-cmd", "usage: /allow-cmd NAME"),
     ("/search bogus", "search must be true, false or one of"),

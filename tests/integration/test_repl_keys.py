@@ -143,10 +143,10 @@ def test_tab_completes_commands_providers_models_and_skills(
     run.wait_for("/budget")  # the help table
     complete(run, "/provider fa", "ke")
     run.type(ENTER)
-    run.wait_for("now using fake", "err")
+    run.wait_for("next turns use fake", "err")
     complete(run, "/model fake-m", "odel")
     run.type(ENTER)
-    wait_until(lambda: run.err.text().count("now using fake · fake-model") == 2, "/model")
+    wait_until(lambda: run.err.text().count("next turns use fake · fake-model") == 2, "/model")
     complete(run, "/gr", "/greeting")  # two skills: the menu shows both
     run.wait_for("say hello nicely", "screen")
     run.wait_for("/grumble", "screen")

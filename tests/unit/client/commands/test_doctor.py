@@ -140,7 +140,7 @@ def test_main_exits_1_with_fixes_and_0_when_all_is_well(
         (home / ".coding_harness.json").write_text("{")
         assert doctor.main([]) == 1
         out = capsys.readouterr().out
-    assert "PROBLEM" in out and "fix: " in out and "problem(s) to fix" in out
+    assert "PROBLEM" in out and "fix: " in out and "2 problems to fix" in out
     assert doctor.main(["extra"]) == 5
 
 

@@ -30,6 +30,9 @@ SERVED = [
     m.SESSION_HISTORY,
     m.SESSION_RESET,
     m.SESSION_CLOSE,
+    m.SESSION_REMOVE,
+    m.SESSION_PRUNE,
+    m.SESSION_APPEND,
     m.SESSION_CONFIGURE,
     m.SESSION_CONTEXT,
     m.SESSION_MAP,
@@ -40,6 +43,7 @@ SERVED = [
     m.PROVIDER_LIST,
     m.PROVIDER_USE,
     m.MODEL_USE,
+    m.MODEL_LIST,
     m.PROVIDER_DISCOVER,
     m.MEMORY_GET,
     m.MEMORY_SET,
@@ -54,8 +58,9 @@ APP = "coding_harness.daemon.app"
 def test_every_method_is_served_and_only_the_long_waits_are_detached(rig: Rig) -> None:
     table = build_methods(rig.parts)
     assert table.names() == sorted(SERVED)
-    # A compaction (a model call) and an MCP restart (a server start) may take long.
-    assert table.detached == {m.SESSION_COMPACT, m.MCP_RESTART}
+    # A compaction (a model call), an MCP restart (a server start) and a model listing
+    # (a model server's answer) may take long.
+    assert table.detached == {m.SESSION_COMPACT, m.MCP_RESTART, m.MODEL_LIST}
 
 
 def _imports(path: Path) -> set[str]:
