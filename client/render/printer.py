@@ -58,7 +58,15 @@ def result_object(result: dict[str, Any]) -> dict[str, Any]:
         "usage": {key: int(usage.get(key) or 0) for key in USAGE_KEYS},
         "cost_usd": float(cost) if isinstance(cost, int | float) else None,
         "files_changed": [str(path) for path in result.get("files_changed") or []],
+        "check": _check(result.get("check")),
     }
+
+
+def _check(check: Any) -> dict[str, Any] | None:
+    """`{command, passed}` of the turn's last check; None: no check ran (not verified)."""
+    if not isinstance(check, dict):
+        return None
+    return {"command": str(check.get("command")), "passed": check.get("passed") is True}
 
 
 class TurnPrinter:
@@ -183,10 +191,11 @@ class TurnPrinter:
         self.chat(f"[{decision} from {client}]", "dim")
 
     def _on_check_result(self, data: dict[str, Any]) -> None:
+        command = field(str(data.get("command") or "make check"))
         if data.get("passed"):
-            self.chat("make check passed", "green")
+            self.chat(f"{command} passed", "green")
             return
-        self.notice(f"make check failed (exit {field(str(data.get('exit_code')))})", "red")
+        self.notice(f"{command} failed (exit {field(str(data.get('exit_code')))})", "red")
         tail = str(data.get("output") or "").rstrip().split("\n")[-CHECK_OUTPUT_LINES:]
         for line in tail:
             self.chat(f"  {line}", "dim")
@@ -256,6 +265,9 @@ class TurnPrinter:
         self.notice(f"queued behind the running turn (position {position})")
 
     def _on_notice(self, data: dict[str, Any]) -> None:
+        if data.get("kind") == "not_verified":  # an applied edit nobody checked: even with -q
+            self.notice(str(data.get("message", "")), "yellow")
+            return
         self.chat(str(data.get("message", "")), "yellow")
 
     def _on_error(self, data: dict[str, Any]) -> None:
