@@ -180,7 +180,13 @@ def test_json_prints_only_the_result_object_with_the_contract_keys() -> None:
     )
     result = json.loads(screen.out.getvalue())
     assert list(result) == [
-        "reply", "exit_code", "session", "usage", "cost_usd", "files_changed", "check"
+        "reply",
+        "exit_code",
+        "session",
+        "usage",
+        "cost_usd",
+        "files_changed",
+        "check",
     ]
     assert result["usage"] == {"prompt_tokens": 300, "cached_tokens": 20, "completion_tokens": 40}
     assert (result["cost_usd"], result["files_changed"]) == (0.0012, ["a.py"])
