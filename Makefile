@@ -14,8 +14,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
+# The REPL in PROJECT (default: this checkout, where every approved edit runs this
+# project's own `make check`, lint and types and the whole suite). Your own project:
+# `make run PROJECT=~/code/app`, or put $(BIN) on PATH and run `harness` there (README).
+PROJECT ?= $(CURDIR)
+
 run: install
-	$(BIN)/harness
+	@bin=$$(cd "$(BIN)" && pwd) && dir=$$(cd "$(PROJECT)" && pwd -P) || exit 1; \
+	echo "harness: working in $$dir"; \
+	if [ "$$dir" = "$(CURDIR)" ]; then \
+	  echo "  this is the harness's own checkout: an approved edit runs its make check (minutes)."; \
+	  echo "  for your project: make run PROJECT=path/to/it, or cd there and run $$bin/harness"; \
+	fi; \
+	cd "$$dir" && exec "$$bin/harness"
 
 # One pytest-xdist worker per core. Four on two cores was faster, but in clean-clone
 # runs two or three tests a run lost their daemon or timed out under the load

@@ -207,7 +207,7 @@ class SessionView:
         output = str(data.get("output", ""))[-RESULT_PREVIEW:]
         start = helpers.start_tool_call(
             f"check-{seq}",
-            "make check",
+            str(data.get("command") or "make check"),
             kind="execute",
             status="completed" if passed else "failed",
             content=[helpers.tool_content(helpers.text_block(output or "(no output)"))],

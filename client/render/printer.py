@@ -66,7 +66,15 @@ def result_object(result: dict[str, Any]) -> dict[str, Any]:
         "usage": {key: int(usage.get(key) or 0) for key in USAGE_KEYS},
         "cost_usd": float(cost) if isinstance(cost, int | float) else None,
         "files_changed": [str(path) for path in result.get("files_changed") or []],
+        "check": _check(result.get("check")),
     }
+
+
+def _check(check: Any) -> dict[str, Any] | None:
+    """`{command, passed}` of the turn's last check; None: no check ran (not verified)."""
+    if not isinstance(check, dict):
+        return None
+    return {"command": str(check.get("command")), "passed": check.get("passed") is True}
 
 
 class TurnPrinter:
@@ -315,6 +323,9 @@ class TurnPrinter:
         self.notice(f"queued behind the running turn (position {position})")
 
     def _on_notice(self, data: dict[str, Any]) -> None:
+        if data.get("kind") == "not_verified":  # an applied edit nobody checked: even with -q
+            self.notice(str(data.get("message", "")), "yellow")
+            return
         self.chat(str(data.get("message", "")), "yellow")
 
     def _on_error(self, data: dict[str, Any]) -> None:

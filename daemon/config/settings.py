@@ -73,6 +73,9 @@ class AgentSettings:
     sandbox_home: tuple[str, ...] = ()
     # Estimated tokens of the repo map in a coding turn's system prompt; 0: no map.
     repo_map_tokens: int = 1024
+    # The check after an applied edit: a shell line or an argv; None: the project's own
+    # is found (tools/edit/check_command.py). A project file sets it only once trusted.
+    check_command: str | tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -128,6 +131,7 @@ _RULES = dict.fromkeys(_POSITIVE, "must be a positive number") | {
     "mode": f"must be one of {', '.join(PERMISSION_MODES)}",
     "sandbox": f"must be one of {', '.join(SANDBOX_MODES)}",
     "sandbox_network": "must be true or false",
+    "check_command": "must be a command line, or a list of the program and its arguments",
     "sandbox_home": 'must be a list of folders in your home folder, as "~/name" or "/absolute"',
 }
 
@@ -162,6 +166,8 @@ def _agent_value(key: str, value: Any) -> Any:
         return _variable_names(value)
     if key == "sandbox_home":
         return _home_folders(value)
+    if key == "check_command":
+        return _command(value)
     if key == "mode":
         return mode_named(value) or _INVALID
     return _INVALID
@@ -173,6 +179,16 @@ def _variable_names(value: Any) -> Any:
     if not all(isinstance(name, str) and _VARIABLE_NAME.fullmatch(name) for name in value):
         return _INVALID
     return tuple(value)
+
+
+def _command(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.strip() or _INVALID
+    if isinstance(value, list) and value and all(isinstance(a, str) and a for a in value):
+        return tuple(value)
+    return _INVALID
 
 
 def _home_folders(value: Any) -> Any:

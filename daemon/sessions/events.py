@@ -48,9 +48,11 @@ def turn_finished(
     files_changed: Iterable[str] = (),
     interrupted: bool = False,
     stopped: str | None = None,
+    check: JSONObject | None = None,
 ) -> JSONObject:
     """The data of a `turn.finished` event (`interrupted`: ended by a daemon restart;
-    `stopped`: why the agent loop stopped short of the model's answer, if it did)."""
+    `stopped`: why the agent loop stopped short of the model's answer, if it did;
+    `check`: the last check after an edit, `{command, passed}`, None when none ran)."""
     data: JSONObject = {
         "turn": turn,
         "exit_code": exit_code,
@@ -59,6 +61,7 @@ def turn_finished(
         "cost_usd": cost_usd,
         "files_changed": list(files_changed),
         "stopped": stopped,
+        "check": check,
     }
     if interrupted:
         data["interrupted"] = True

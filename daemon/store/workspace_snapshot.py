@@ -9,8 +9,11 @@ it, another look and `changes` compare and give each changed path with what it
 was before: its bytes, `None` when it
 did not exist, or `TOO_LARGE` when it was not kept (over `FILE_LIMIT`, or past
 `TOTAL_LIMIT` or `MAX_FILES` for the whole workspace): such a file is named as
-not restorable. Hidden files and folders (`.git` among them) and what the root
-`.gitignore` ignores are not looked at, as for the agent's own tools.
+not restorable. Hidden files and folders (`.git` among them), what the
+project ignores (its `.gitignore` files at every level and `.git/info/exclude`,
+matched as git does: `index/ignore_rules.py`) and Python's bytecode caches
+(`__pycache__`, `*.pyc`), which every check run rewrites, are not looked at: a
+build output is not a change of the turn's to list or put back.
 
 A recipe can set a file's mtime back (`touch -r`) and keep its size, but not its
 ctime, which the kernel sets at every change, nor its inode when it replaces the
@@ -27,7 +30,13 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from coding_harness.daemon.agent.gitignore import GitIgnore
+from coding_harness.daemon.index.ignore_rules import (
+    GIT_IGNORE,
+    Layers,
+    ignored,
+    outer_layers,
+    with_folder,
+)
 from coding_harness.daemon.store.workspace_read import read_regular
 from coding_harness.daemon.tools.workspace import is_hidden_name
 
@@ -35,6 +44,9 @@ FILE_LIMIT = 1_000_000  # bytes of one file kept
 TOTAL_LIMIT = 64_000_000  # bytes kept for the whole workspace
 MAX_FILES = 20_000  # files looked at; past it the rest are not kept
 MAX_DEPTH = 64  # folders deeper than this are not looked into
+CACHE_FOLDERS = frozenset({"__pycache__"})
+CACHE_SUFFIXES = (".pyc", ".pyo")
+_IGNORES = (GIT_IGNORE,)
 
 
 class _TooLarge:
@@ -121,8 +133,10 @@ class WorkspaceSnapshot:
             fd = os.open(self.root, _FOLDER_FLAGS)
         except OSError:
             return found
+        base = os.fspath(self.root)
         try:
-            self._scan(fd, "", GitIgnore.for_root(self.root), found, 0)
+            layers = with_folder(outer_layers(base, _IGNORES), base, "", _IGNORES)
+            self._scan(fd, "", layers, found, 0)
         finally:
             os.close(fd)
         return found
@@ -131,7 +145,7 @@ class WorkspaceSnapshot:
         self,
         fd: int,
         prefix: str,
-        ignore: GitIgnore,
+        layers: Layers,
         found: list[tuple[str, os.stat_result]],
         depth: int,
     ) -> None:
@@ -147,18 +161,24 @@ class WorkspaceSnapshot:
             rel = f"{prefix}{entry.name}"
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
-                if ignore.has_rules and ignore.ignored(rel, entry.name, is_dir):
+                if _cache(entry.name, is_dir) or ignored(layers, rel + "/" if is_dir else rel):
                     continue
                 if is_dir and depth < MAX_DEPTH:
+                    inner = with_folder(layers, os.fspath(self.root), rel + "/", _IGNORES)
                     sub = os.open(entry.name, _FOLDER_FLAGS, dir_fd=fd)
                     try:
-                        self._scan(sub, rel + "/", ignore, found, depth + 1)
+                        self._scan(sub, rel + "/", inner, found, depth + 1)
                     finally:
                         os.close(sub)
                 elif entry.is_file(follow_symlinks=False):
                     found.append((rel, entry.stat(follow_symlinks=False)))
             except OSError:
                 continue
+
+
+def _cache(name: str, is_dir: bool) -> bool:
+    """Python's bytecode cache, whatever the project's ignore files say."""
+    return name in CACHE_FOLDERS if is_dir else name.endswith(CACHE_SUFFIXES)
 
 
 _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -2,7 +2,7 @@
 
 `ToolContext` is built once per turn and handed to every tool call; the
 `TurnOutcome` it carries is how tools report what happened (edits rejected,
-files changed, a failed `make check`) so the turn can end with the right code.
+files changed, a failed check) so the turn can end with the right code.
 Every setting has a safe default: no extra programs, no fetching from private
 addresses, no web search, every write asked (permission mode `ask`).
 """
@@ -36,13 +36,16 @@ class TurnOutcome:
     dry_run_diffs: int = 0
     # The build files as the user last saw them (`build_files.py`); None: unwatched.
     build_files: dict[str, bytes | None] | None = None
+    # The last check run after an edit, `{"command", "passed"}`; None: none ran.
+    check: dict[str, object] | None = None
+    check_told: str = ""  # the last notice about the check (edit/checks.py), said once
 
     def record_change(self, rel_path: str) -> None:
         if rel_path not in self.files_changed:
             self.files_changed.append(rel_path)
 
     def exit_code(self) -> int:
-        """2 when the last `make check` failed, 3 when an edit was refused, else 0."""
+        """2 when the last check failed, 3 when an edit was refused, else 0."""
         if self.last_check_failed:
             return exit_codes.CHECK_FAILED
         if self.edits_rejected:
@@ -90,6 +93,8 @@ class ToolContext:
     mode: str = ASK
     command_timeout: float = 120.0
     check_timeout: float = 600.0
+    # `agent.check_command`: a shell line or an argv; None: the project's own is found.
+    check_command: str | tuple[str, ...] | None = None
     outcome: TurnOutcome = field(default_factory=TurnOutcome)
     # Programs run_shell accepts besides its built-in list (`/allow-cmd NAME`), and the
     # commands that ask but need not (`uv run`): the session's own set, so an "always"

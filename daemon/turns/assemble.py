@@ -94,6 +94,7 @@ def tool_context(
         mode=config.agent.mode,
         command_timeout=config.agent.command_timeout,
         check_timeout=config.agent.check_timeout,
+        check_command=config.agent.check_command,
         outcome=outcome,
         extra_commands=session.options.extra_commands,
         fetch=FetchPolicy(allow_private=config.agent.fetch_private_urls),

@@ -3,8 +3,8 @@
 `drive_turn` wires the turn's parts (plan keeper, tools, model, compactor,
 loop), builds the system prompt (with the project's notes, read once per
 session: see `project_notes`), publishes the route and sends the request
-down it: the general route is one call without tools, the others the tool
-loop. `compact_session` replaces a session's history with a resume brief
+down it: the general route is one call without tools (with the conversation so
+far), the others the tool loop. `compact_session` replaces a session's history with a resume brief
 between turns, for `session.compact`. What the turn holds as it goes is
 `state.py`'s; the queue that runs it, `runner.py` and `worker.py`.
 """
@@ -58,6 +58,7 @@ from coding_harness.daemon.turns.assemble import (
 )
 from coding_harness.daemon.turns.background import Background
 from coding_harness.daemon.turns.checkpointing_tools import CheckpointingTools
+from coding_harness.daemon.turns.conversation import conversation
 from coding_harness.daemon.turns.intent import Ask, model_asker
 from coding_harness.daemon.turns.routing import (
     SUMMARY_MODE,
@@ -66,6 +67,7 @@ from coding_harness.daemon.turns.routing import (
     with_search,
 )
 from coding_harness.daemon.turns.state import Turn, TurnDeps
+from coding_harness.daemon.turns.workspace_terms import workspace_terms
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)
@@ -115,7 +117,12 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
         added = await prompt_context(parts.hooks, request.text)  # HookHalt: refused
         late = jobs.thread(read_build_files, session.cwd) if hooked else None
         decision = await decide_route(
-            request.text, request.kind, config.agent.classify, parts.ask, events
+            request.text,
+            request.kind,
+            config.agent.classify,
+            parts.ask,
+            events,
+            terms=lambda: workspace_terms(deps.index, session.cwd),
         )
         state.route = decision.route
         found = None
@@ -144,7 +151,7 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     searched = await with_search(text, decision.route, search, events)
     working[-1]["content"] = _pending_note(session) + searched + (added and f"\n\n{added}")
     if decision.route == "general":
-        return await answer_general(parts.loop, working)
+        return await answer_general(parts.loop, working, context_limit(turn.profile, config))
     return await until_stopped(parts.loop, working, parts.hooks)
 
 
@@ -254,9 +261,13 @@ def _replaced(session: Session, recorder: StepRecorder) -> Callable[[], None]:
     return replaced
 
 
-async def answer_general(loop: AgentLoop, working: list[JSONObject]) -> LoopResult:
-    """A general question: its own short prompt, no history, no tools."""
-    call = [{"role": "system", "content": GENERAL_PROMPT}, working[-1]]
+async def answer_general(
+    loop: AgentLoop, working: list[JSONObject], context_tokens: int
+) -> LoopResult:
+    """A general question: its own short prompt, the conversation so far (what was said,
+    not the tool calls: `conversation.py`), no tools."""
+    said = conversation(working[1:-1], context_tokens)
+    call = [{"role": "system", "content": GENERAL_PROMPT}, *said, working[-1]]
     result = await loop.answer(call)
     working.append(call[-1])
     return result

@@ -1,13 +1,16 @@
 """Intent routing: is a request a coding task, a general question, or both?
 
-Two stages. Keyword patterns decide the clear cases for free: a file name
+Three stages. Keyword patterns decide the clear cases for free: a file name
 with a code extension or words like "traceback" mean coding; weather, news,
 travel and the like mean a general question; documentation lookups and
-requests that mix both kinds mean hybrid. Text no pattern settles is
-ambiguous: under `agent.classify: "model"` one short model call (temperature
-0, a four-token budget that overrides the profile's own) answers with one
-word; otherwise, and whenever that call fails or answers something else, the
-request goes to coding, the route that keeps every tool available.
+requests that mix both kinds mean hybrid. A request the keywords find general,
+or do not settle, that names something of the workspace (a file, a folder, a
+symbol the code index knows: `workspace_terms.py`) is coding: "who is calling
+div with zero?" is about the code. Text still unsettled is ambiguous: under
+`agent.classify: "model"` one short model call (temperature 0, a four-token
+budget that overrides the profile's own) answers with one word; otherwise, and
+whenever that call fails or answers something else, the request goes to
+coding, the route that keeps every tool available.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from typing import Any, Literal
 from coding_harness.daemon.agent.model_errors import ModelError
 from coding_harness.daemon.agent.seams import JSONObject, Model, QuietSink, Usage
 from coding_harness.daemon.config.generation import request_payload
+from coding_harness.daemon.turns.workspace_terms import WorkspaceTerms
 from coding_harness.protocol.vocabulary import ROUTES, Route
 
-Source = Literal["keywords", "model", "default", "option"]
+Source = Literal["keywords", "workspace", "model", "default", "option"]
 CLASSIFIER_MAX_TOKENS = 4
 
 LABELS: Mapping[Route, str] = {
@@ -49,13 +53,24 @@ _CODING = _words(
     "lint", "type ?check", r"exceptions?", "error", "crash", r"commits?", "merge",
     "pull request", "repo", "repository", "codebase", "code", "script", r"variables?",
     r"files?", "folder", "directory", "edit", "make check", "api endpoint",
+    r"call ?graph", r"callers?", "calling", r"call ?sites?", r"callees?", "stack",
+    r"imports?", r"dependenc(?:y|ies)", "defined", "definition", "implementation",
+    r"branch(?:es)?", "diff", "git", "regex", "config", "endpoint", "schema",
+    "null pointer", "undefined", "deprecation", "warnings?", r"benchmarks?", "profil(?:e|ing)",
+    "memory leak", "deadlock", "refactoring", "type hints?", "docstrings?", "readme",
 )  # fmt: skip
+# Topics of the world: with nothing of the code in the request, a general question.
 _GENERAL = _words(
     "weather", "forecast", "news", "headlines", "sports?", "recipe", "restaurants?",
     "movies?", "films?", "showtimes?", "hotels?", "flights?", "travel", "vacation",
-    "capital of", "population of", "who is", "who was", "when is", "when was",
-    "where is", "stock price", "exchange rate", "price of", "near me", "directions to",
-    "time zone", "holiday",
+    "capital of", "population of", "stock price", "exchange rate", "price of", "near me",
+    "directions to", "time zone", "holiday", "world cup", "election",
+)  # fmt: skip
+# Questions that are general only when nothing else says what they are about:
+# "where is the config loaded?" asks about the code.
+_GENERAL_ASK = _words(
+    "who is", "who was", "when is", "when was", "where is", "how far", "how old is",
+    "tell me a joke",
 )  # fmt: skip
 _URL = re.compile(r"\bhttps?://[^\s<>\"']+", re.IGNORECASE)
 _HYBRID = _words(
@@ -86,6 +101,8 @@ def classify_keywords(text: str) -> Route | None:
         return "general"
     if coding:
         return "coding"
+    if _GENERAL_ASK.search(text):
+        return "general"
     return None
 
 
@@ -102,24 +119,33 @@ def route_named(word: object) -> Route | None:
 
 Ask = Callable[[str], Awaitable[str]]
 """Sends the classifier prompt for one request text; returns the model's raw answer."""
+Terms = Callable[[], Awaitable[WorkspaceTerms]]
+"""The names of the session's workspace, looked up only when the keywords need them."""
 
 
-async def classify(text: str, mode: str, ask: Ask | None) -> tuple[IntentDecision, str | None]:
+async def classify(
+    text: str, mode: str, ask: Ask | None, terms: Terms | None = None
+) -> tuple[IntentDecision, str | None]:
     """The decision for `text` under `mode`, and a notice when the model call failed.
 
     A request that names a web address never goes to the general route, which
     has no tools: it needs fetch_url to read the page.
     """
-    decision, notice = await _classify(text, mode, ask)
+    decision, notice = await _classify(text, mode, ask, terms)
     if decision.route == "general" and _URL.search(text):
         decision = IntentDecision(route="hybrid", source=decision.source)
     return decision, notice
 
 
-async def _classify(text: str, mode: str, ask: Ask | None) -> tuple[IntentDecision, str | None]:
+async def _classify(
+    text: str, mode: str, ask: Ask | None, terms: Terms | None
+) -> tuple[IntentDecision, str | None]:
     if mode == "off":
         return IntentDecision(route="coding", source="default"), None
     by_keywords = classify_keywords(text)
+    unsettled = by_keywords in (None, "general")
+    if unsettled and terms is not None and (await terms()).mention(text) is not None:
+        return IntentDecision(route="coding", source="workspace"), None
     if by_keywords is not None:
         return IntentDecision(route=by_keywords, source="keywords"), None
     if mode != "model" or ask is None:

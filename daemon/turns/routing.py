@@ -15,7 +15,7 @@ from pathlib import Path
 from coding_harness.daemon.agent.prompts import SUMMARY_TASK
 from coding_harness.daemon.agent.seams import EventSink
 from coding_harness.daemon.tools.web.search import SearchEngine, SearchError, format_results
-from coding_harness.daemon.turns.intent import Ask, IntentDecision, classify
+from coding_harness.daemon.turns.intent import Ask, IntentDecision, Terms, classify
 from coding_harness.daemon.turns.skills import find_skill, skill_request
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.vocabulary import Route
@@ -34,15 +34,21 @@ class TurnKind:
 
 
 async def decide_route(
-    text: str, kind: TurnKind, classify_mode: str, ask: Ask | None, events: EventSink
+    text: str,
+    kind: TurnKind,
+    classify_mode: str,
+    ask: Ask | None,
+    events: EventSink,
+    terms: Terms | None = None,
 ) -> IntentDecision:
-    """The route, published to every client as an `intent` event."""
+    """The route, published to every client as an `intent` event; `terms`: the names of
+    the workspace, for a request the keywords find general or leave open."""
     if kind.route is not None:
         decision = IntentDecision(route=kind.route, source="option")
     elif kind.mode == SUMMARY_MODE or kind.skill:
         decision = IntentDecision(route="coding", source="option")
     else:
-        decision, notice = await classify(text, classify_mode, ask)
+        decision, notice = await classify(text, classify_mode, ask, terms)
         if notice:
             events.emit(EventKind.NOTICE, {"message": notice})
     events.emit(EventKind.INTENT, decision.to_wire())

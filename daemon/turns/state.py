@@ -95,6 +95,7 @@ class TurnState:
             cost_usd=cost,
             files_changed=self.outcome.files_changed,
             stopped=self.stopped,
+            check=self.outcome.check,
         )
 
 

@@ -21,7 +21,7 @@ from tests.support.oneshot import PROMPT, harness, script_fix
 from tests.support.waiting import wait_for
 
 MARKDOWN = "# Fixed\n\nThe **bug** was `a - b`; [red]not markup[/red].\n\n- one\n- two\n"
-CONTRACT_KEYS = ["reply", "exit_code", "session", "usage", "cost_usd", "files_changed"]
+CONTRACT_KEYS = ["reply", "exit_code", "session", "usage", "cost_usd", "files_changed", "check"]
 COLOR = re.compile(r"\x1b\[[0-9;]*(3[0-7]|9[0-7]|38;)[0-9;]*m")
 
 
@@ -92,6 +92,7 @@ def test_json_prints_one_object_with_the_contract_keys(
     assert list(report) == CONTRACT_KEYS
     assert report["usage"] == {"prompt_tokens": 300, "cached_tokens": 0, "completion_tokens": 60}
     assert report["files_changed"] == ["calc.py"] and report["session"]
+    assert report["check"] == {"command": "make check", "passed": True}
     assert "Apply this change?" in result.stderr  # the question still goes to the person
     assert "• read_file calc.py" in result.stderr  # standard error is as in text
     assert (calc_project / "calc.py").read_text() == FIXED

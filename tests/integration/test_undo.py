@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
@@ -124,3 +125,26 @@ def test_files_a_make_recipe_changed_are_put_back_too(
     assert (calc_project / "version.txt").read_text() == "1\n"  # changed by make: back
     assert not (calc_project / "generated.txt").exists()  # created by make: removed
     assert not (calc_project / "tools" / "new.py").exists()
+
+
+def test_build_outputs_the_project_ignores_are_not_the_turns_changes(
+    sandbox: Sandbox, model: FakeModelServer, daemon: object, calc_project: Path
+) -> None:
+    """A check that compiles bytecode and writes what a nested .gitignore ignores: only
+    the agent's own files are listed, and undo leaves the outputs alone."""
+    (calc_project / "docs").mkdir()
+    (calc_project / "docs" / ".gitignore").write_text("_build/\n")
+    compile_calc = f"{sys.executable} -c 'import py_compile; py_compile.compile(\"calc.py\")'"
+    (calc_project / "Makefile").write_text(
+        f"check:\n\t{compile_calc}\n\tmkdir -p docs/_build\n\techo html > docs/_build/index.html\n"
+    )
+    agent_turn(sandbox, model, calc_project)
+    assert list((calc_project / "__pycache__").glob("calc.*.pyc"))
+    listed = undo(sandbox, calc_project, "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert "calc.py" in listed.stdout and "tools/new.py" in listed.stdout
+    assert "__pycache__" not in listed.stdout and "_build" not in listed.stdout
+    done = undo(sandbox, calc_project)
+    assert done.returncode == 0, done.stderr
+    assert (calc_project / "calc.py").read_text() == BUGGY
+    assert (calc_project / "docs" / "_build" / "index.html").exists()

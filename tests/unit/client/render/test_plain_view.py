@@ -179,7 +179,15 @@ def test_json_prints_only_the_result_object_with_the_contract_keys() -> None:
         interrupted=False,
     )
     result = json.loads(screen.out.getvalue())
-    assert list(result) == ["reply", "exit_code", "session", "usage", "cost_usd", "files_changed"]
+    assert list(result) == [
+        "reply",
+        "exit_code",
+        "session",
+        "usage",
+        "cost_usd",
+        "files_changed",
+        "check",
+    ]
     assert result["usage"] == {"prompt_tokens": 300, "cached_tokens": 20, "completion_tokens": 40}
     assert (result["cost_usd"], result["files_changed"]) == (0.0012, ["a.py"])
     assert "• read_file" in screen.err.getvalue()  # standard error is as in text

@@ -112,3 +112,22 @@ def test_a_folder_or_file_swapped_for_a_symlink_is_not_followed_out(tmp_path: Pa
     snapshot.refresh()
     assert all(seen.data != b"secret" for seen in snapshot.current().values())
     assert {c.path: c.before for c in snapshot.changes(before)} == {"b.py": b"b", "src/a.py": b"a"}
+
+
+def test_nested_ignore_files_and_bytecode_caches_are_not_looked_at(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / ".gitignore").write_text("_build/\n*.log\n!keep.log\n")
+    (tmp_path / "calc.py").write_text("x = 1\n")
+    snapshot = WorkspaceSnapshot(tmp_path)
+    snapshot.refresh()
+    before = snapshot.current()
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "calc.cpython-311.pyc").write_bytes(b"\0")
+    (tmp_path / "old.pyc").write_bytes(b"\0")
+    (tmp_path / "docs" / "_build").mkdir()
+    (tmp_path / "docs" / "_build" / "index.html").write_text("html")
+    (tmp_path / "docs" / "run.log").write_text("log")
+    (tmp_path / "docs" / "keep.log").write_text("kept")
+    (tmp_path / "calc.py").write_text("x = 2\n")
+    snapshot.refresh()
+    assert [c.path for c in snapshot.changes(before)] == ["calc.py", "docs/keep.log"]

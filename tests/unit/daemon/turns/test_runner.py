@@ -36,7 +36,9 @@ def test_a_coding_request_goes_to_the_tool_loop_by_keyword(tmp_path: Path) -> No
     assert len(box.model.payloads) == 1  # no classifier call
 
 
-def test_a_general_question_is_answered_without_tools_or_history(tmp_path: Path) -> None:
+def test_a_general_question_is_answered_without_tools_but_with_the_conversation(
+    tmp_path: Path,
+) -> None:
     box = TurnHarness(tmp_path, [say("Sunny."), say("Done.")])
     box.turn("fix calc.py")  # some history first
     box.model.replies = [say("Mild and dry.")]
@@ -45,7 +47,11 @@ def test_a_general_question_is_answered_without_tools_or_history(tmp_path: Path)
     assert finished["reply"] == "Mild and dry."
     assert "tools" not in payload
     assert payload["messages"][0]["content"] == GENERAL_PROMPT
-    assert [m["role"] for m in payload["messages"]] == ["system", "user"]
+    assert payload["messages"][1:3] == [
+        {"role": "user", "content": "fix calc.py"},
+        {"role": "assistant", "content": "Sunny."},
+    ]
+    assert [m["role"] for m in payload["messages"]] == ["system", "user", "assistant", "user"]
     assert box.events("intent")[-1]["route"] == "general"
     assert box.session.history[-1] == {"role": "assistant", "content": "Mild and dry."}
 

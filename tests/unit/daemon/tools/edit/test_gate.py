@@ -99,7 +99,12 @@ def test_yes_writes_and_runs_make_check_that_passes(root: Path) -> None:
     assert request.summary == "edit src/app.py (+1 -1 lines)"
     assert "+    return 7" in request.diff
     [check] = sink.of_kind("check.result")
-    assert check == {"passed": True, "exit_code": 0, "output": "checking\n"}
+    assert check == {
+        "command": "make check",
+        "passed": True,
+        "exit_code": 0,
+        "output": "checking\n",
+    }
     assert ctx.outcome.exit_code() == 0
     assert temp_files(root / "src") == []
 
@@ -198,13 +203,14 @@ def test_files_changed_has_no_duplicates(root: Path) -> None:
     assert ctx.outcome.files_changed == ["src/app.py"]
 
 
-def test_without_a_makefile_the_check_is_skipped(root: Path) -> None:
+def test_without_any_check_the_edit_is_not_verified(root: Path) -> None:
     (root / "Makefile").unlink()
     result, ctx, sink = edit(root, "src/app.py", APP, "x = 1\n", auto_approve=True)
-    assert "no Makefile" in result
-    assert "skipped" in result
+    assert "not verified" in result and "no check command" in result
     assert sink.of_kind("check.result") == []
-    assert not ctx.outcome.last_check_failed
+    assert not ctx.outcome.last_check_failed and ctx.outcome.check is None
+    [told] = [n for n in sink.of_kind("notice") if n.get("kind") == "not_verified"]
+    assert told["message"].startswith("not verified: no check command")
 
 
 def test_write_failure_leaves_the_original_intact(

@@ -187,6 +187,7 @@ def test_each_applied_write_is_announced_once(root: Path) -> None:
     write(ctx, "src/b.py", "B = 1\n")
     assert [n["message"] for n in sink.of_kind("notice")] == [
         "applied (auto-approved): src/a.py (new file)",
+        "check: make check (found: Makefile target check)",  # once per turn
         "applied (auto-approved): src/b.py (new file)",
     ]
 
