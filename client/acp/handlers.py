@@ -21,7 +21,7 @@ from typing import Any
 from acp import helpers, schema
 
 from coding_harness.client.acp import prompting
-from coding_harness.client.acp.approvals import Approvals
+from coding_harness.client.acp.approvals import Approvals, asks_for_others
 from coding_harness.client.acp.bridge import Bridge, Handler
 from coding_harness.client.acp.config_options import config_options, set_config_option
 from coding_harness.client.acp.daemon_link import open_daemon, session_keys
@@ -68,7 +68,9 @@ async def _initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
         except DaemonUnreachable as exc:
             raise RpcFailure(-32603, str(exc)) from None
         assert bridge.editor is not None
-        bridge.approvals = Approvals(editor=bridge.editor, ask=bridge.ask_daemon)
+        bridge.approvals = Approvals(
+            editor=bridge.editor, ask=bridge.ask_daemon, others=asks_for_others(os.environ)
+        )
         bridge.watcher = asyncio.ensure_future(keep_linked(bridge, connect))
     capabilities = schema.AgentCapabilities(
         load_session=True,

@@ -106,6 +106,10 @@ class SessionView:
         self._open_edit: str | None = None  # the edit call a `diff` belongs to
         self.last_call: str | None = None  # the call an approval belongs to
 
+    def runs_own_turn(self) -> bool:
+        """Whether the turn running now (as the events tell) is one this bridge submitted."""
+        return bool(self._turn) and self._turn in self.own_turns
+
     def absolute(self, path: str) -> str:
         return str(self.cwd / path) if path else str(self.cwd)
 
@@ -158,6 +162,8 @@ class SessionView:
         error): it is the last thing the agent says."""
         streamed = self._streamed.pop(turn, "")
         self._open_edit = self.last_call = None
+        if turn == self._turn:
+            self._turn = ""
         reply = str(data.get("reply", ""))
         if data.get("exit_code") == exit_codes.INTERRUPTED or not reply.strip():
             return []

@@ -218,6 +218,7 @@ class Session:
             "cwd": str(self.cwd),
             "state": self.state,
             "clients": len(self.subscribers),
+            "approvers": sum(1 for c in self.subscribers.values() if c.answers_others),
             "created_at": self.created_at,
             "last_activity": self.last_activity,
             "provider": self.provider,
