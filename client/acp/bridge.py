@@ -129,7 +129,12 @@ class Bridge:
         handler = self.requests.get(method)
         if handler is None:
             if is_notification and method in self.notifications:
-                await self.notifications[method](self, params if isinstance(params, dict) else {})
+                try:
+                    await self.notifications[method](
+                        self, params if isinstance(params, dict) else {}
+                    )
+                except ValidationError as exc:  # one line: the editor's mistake, not ours
+                    log.warning("%s ignored: %s", method, invalid(exc).message)
                 return None
             raise RpcFailure(METHOD_NOT_FOUND, f"{method} is not supported by this agent")
         if method == "initialize":

@@ -39,6 +39,7 @@ async def prompt(bridge: Bridge, params: dict[str, Any]) -> Any:
         raise RpcFailure(INVALID_PARAMS, str(exc)) from None
     if not text.strip():
         raise RpcFailure(INVALID_PARAMS, "the prompt is empty")
+    _check_encodable(text)
     submit: dict[str, Any] = {"session": view.id, "text": text}
     command, _, rest = text.strip().partition(" ")
     if command == "/compact":
@@ -63,6 +64,19 @@ async def prompt(bridge: Bridge, params: dict[str, Any]) -> Any:
     if finished.get("exit_code") == exit_codes.MODEL_ERROR and not finished.get("stopped"):
         raise RpcFailure(-32000, str(finished.get("reply") or "the turn failed"))
     return {"stopReason": stop_reason(finished)}
+
+
+def _check_encodable(text: str) -> None:
+    """Refuse text JSON allows but UTF-8 cannot carry: a lone surrogate escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        half = ord(text[exc.start])
+        raise RpcFailure(
+            INVALID_PARAMS,
+            f"the prompt holds an unpaired surrogate (\\u{half:04x}, half of a character such "
+            f"as an emoji) at character {exc.start}; send the whole character",
+        ) from None
 
 
 async def cancel(bridge: Bridge, params: dict[str, Any]) -> None:
