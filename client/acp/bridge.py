@@ -206,6 +206,8 @@ class Bridge:
             task.add_done_callback(self._asking.discard)
             return
         if event.kind == EventKind.APPROVAL_RESOLVED and self.approvals is not None:
+            if event.data.get("decision") not in ("yes", "revert") and view.last_call:
+                view.failed_calls.add(view.last_call)  # rejected or skipped: it stays failed
             await self.approvals.resolved_elsewhere(event.data)
             return
         if event.kind == EventKind.MODE_CHANGED:

@@ -110,3 +110,20 @@ def test_a_cancelled_permission_with_no_one_else_to_answer_is_a_rejection(
     assert "taken as a rejection" in editor.text("agent_thought_chunk")
     tool_results = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
     assert any("not written" in result for result in tool_results), tool_results
+
+
+def test_a_rejected_edit_is_failed_and_stays_failed_when_its_result_arrives(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    model.add(*_edit_then("Left alone."))
+    editor = Editor(choices=["reject"])
+
+    async def scenario() -> None:
+        async with open_editor(sandbox.env, calc_project, editor) as conn:
+            session = (await conn.new_session(cwd=str(calc_project), mcp_servers=[])).session_id
+            await conn.prompt(session_id=session, prompt=text_prompt("fix calc.py"))
+
+    run(scenario())
+    [call] = [s.tool_call_id for s in editor.of_kind("tool_call") if s.kind == "edit"]
+    statuses = [u.status for u in editor.of_kind("tool_call_update") if u.tool_call_id == call]
+    assert statuses and statuses[-1] == "failed" and "completed" not in statuses, statuses
