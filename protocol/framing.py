@@ -18,16 +18,20 @@ if TYPE_CHECKING:
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
+OVERSIZED_HEAD = 512  # bytes of a too-long line kept, for its id
+
+
 class Oversized:
     """Stands in for a line that exceeded the limit.
 
     A plain class: `dataclasses` would cost the one-shot client ~8 ms of imports.
     """
 
-    __slots__ = ("size_seen",)
+    __slots__ = ("head", "size_seen")
 
-    def __init__(self, size_seen: int) -> None:
+    def __init__(self, size_seen: int, head: bytes = b"") -> None:
         self.size_seen = size_seen
+        self.head = head  # the line's first bytes: a reader may find the request's id there
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Oversized) and other.size_seen == self.size_seen
@@ -65,8 +69,9 @@ class LineDecoder:
                 if len(self._buffer) > self._limit:
                     self._discarding = True
                     self._discarded = len(self._buffer)
+                    head = bytes(self._buffer[:OVERSIZED_HEAD])
                     self._buffer.clear()
-                    out.append(Oversized(self._discarded))
+                    out.append(Oversized(self._discarded, head))
             if newline < 0:
                 return out
             self.ended += 1

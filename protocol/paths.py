@@ -3,6 +3,9 @@
 Both the daemon and every client resolve the same paths through this module.
 The socket folder must be a real folder owned by this user with mode 0700:
 `ensure_private_dir` creates it so, and refuses one that someone else made.
+Without `XDG_RUNTIME_DIR` (an editor may start a client with a trimmed
+environment), the socket is still looked for in `/run/user/UID` when that is the
+user's private folder, so every client reaches the one daemon of the user.
 A relative `XDG_STATE_HOME` or `XDG_RUNTIME_DIR` is ignored, as the XDG
 specification asks (processes started in other folders would disagree), and
 so is an empty or relative `HOME` (the account's home from the password
@@ -25,6 +28,9 @@ APP = "coding-harness"
 SOCKET_NAME = "harnessd.sock"
 # sun_path holds 108 bytes on Linux (104 on macOS), the final NUL included.
 MAX_SOCKET_PATH_BYTES = 107
+# A login session's runtime folder (systemd-logind makes /run/user/UID, 0700, the user's):
+# what XDG_RUNTIME_DIR names, looked at when a client's environment lacks the variable.
+RUN_USER = Path("/run/user")
 STATE_FIX = "it must be a folder you own and can write; fix it, or set XDG_STATE_HOME to another"
 
 
@@ -32,7 +38,10 @@ class UnsafePathError(Exception):
     """A socket or state path that cannot be used safely, or at all."""
 
 
-def socket_path(env: Mapping[str, str] | None = None) -> Path:
+def socket_path(env: Mapping[str, str] | None = None, run_user: Path = RUN_USER) -> Path:
+    """The daemon's socket: $CODING_HARNESS_SOCKET, else in the user's runtime folder
+    ($XDG_RUNTIME_DIR, else `/run/user/UID` when it is the user's own: a client started
+    with a trimmed environment finds the same daemon), else under /tmp."""
     env = os.environ if env is None else env
     explicit = env.get("CODING_HARNESS_SOCKET")
     if explicit:
@@ -40,6 +49,9 @@ def socket_path(env: Mapping[str, str] | None = None) -> Path:
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime and Path(runtime).is_absolute() and _usable_runtime_dir(Path(runtime)):
         return Path(runtime) / APP / SOCKET_NAME
+    login_runtime = run_user / str(os.getuid())
+    if _usable_runtime_dir(login_runtime):
+        return login_runtime / APP / SOCKET_NAME
     return Path(f"/tmp/{APP}-{os.getuid()}") / SOCKET_NAME
 
 

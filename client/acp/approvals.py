@@ -12,6 +12,14 @@ yes and adds that entry to the session's allow-list (`/allow-cmd uv run`), so
 the daemon asks no more, and this bridge answers the same command yes from then
 on. An approval without an entry (an MCP call, build files changed under `make`)
 is asked every time.
+
+An editor is asked only about the turns it started itself: an ACP client answers
+by its own policy (acpx's --approve-all, an "always allow", a bot), assuming the
+question belongs to its prompt, so another client's turn (a terminal's) is never
+put to it, and the bridge's own "always" answers never decide one either. The
+editor is told, in a thought, that the change waits for another client. Setting
+`CODING_HARNESS_ACP_APPROVALS=all` in the agent's environment asks it about every
+turn of its sessions.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +40,7 @@ from coding_harness.protocol import methods
 log = logging.getLogger(__name__)
 
 REQUEST_PERMISSION = "session/request_permission"
+OTHERS_SETTING = "CODING_HARNESS_ACP_APPROVALS"  # "all": asked about others' turns too
 SESSION_UPDATE = "session/update"
 ALLOW, ALWAYS, REJECT = "allow", "allow_always", "reject"
 
@@ -50,6 +59,7 @@ class Approvals:
     asking: dict[str, _Asking] = field(default_factory=dict)  # daemon request id -> question
     resolved: set[str] = field(default_factory=set)
     always: dict[str, set[str]] = field(default_factory=dict)  # session -> command summaries
+    others: bool = False  # also ask about turns other clients started (an explicit setting)
 
     async def requested(self, view: SessionView, data: dict[str, Any]) -> None:
         """Ask the editor; pass its answer on unless someone else answered first."""
@@ -57,8 +67,12 @@ class Approvals:
         if request in self.resolved or request in self.asking:
             return
         summary = str(data.get("summary", ""))
+        own = view.runs_own_turn()
+        if not own and not self.others:
+            await self._not_asked(view.id, summary)
+            return
         entry = _allow_entry(data)
-        if entry and summary in self.always.get(view.id, set()):
+        if own and entry and summary in self.always.get(view.id, set()):
             await self._respond(view.id, request, "yes")
             return
         call = view.last_call or request
@@ -67,17 +81,59 @@ class Approvals:
         self.asking[request] = _Asking(editor_id=editor_id, session=view.id, call=call)
         try:
             outcome = await answer
-        except (RpcFailure, PeerClosed, asyncio.CancelledError) as exc:
+        except RpcFailure as failure:  # the editor failed the request: as if it cancelled
+            log.info("the editor failed permission request %s: %s", request, failure.message)
+            outcome = None
+        except (PeerClosed, asyncio.CancelledError) as exc:
             log.debug("permission request %s ended without an answer: %r", request, exc)
             return
         finally:
             self.asking.pop(request, None)
-        decision = _decision(outcome)
-        if decision is None:  # the editor cancelled (its prompt was cancelled): others decide
+        decision = _decision(outcome) if outcome is not None else None
+        if decision is None:  # no answer: others decide, or it is a rejection
+            await self._unanswered(view.id, request, summary)
             return
         if decision == ALWAYS and entry:
             await self._allow_always(view.id, summary, entry)
         await self._respond(view.id, request, "no" if decision == REJECT else "yes")
+
+    async def _unanswered(self, session: str, request: str, summary: str) -> None:
+        """The editor cancelled the question (or failed it) without cancelling its prompt:
+        the other clients decide; with none able to, it is a rejection, said so."""
+        if request in self.resolved or await self._others_can_answer(session):
+            return
+        said = (
+            f"\n[{summary or 'the change'}: the permission request was cancelled and no "
+            "other client can answer, so it is taken as a rejection]\n"
+        )
+        reason = "the editor cancelled the permission request; taken as a rejection"
+        await self._respond(session, request, "no", reason)
+        with contextlib.suppress(PeerClosed):
+            update = helpers.update_agent_thought_text(said)
+            await self.editor.notify(SESSION_UPDATE, _notification(session, update))
+
+    async def _others_can_answer(self, session: str) -> bool:
+        """Whether a client that answers every turn (a terminal) is on the session."""
+        try:
+            listing = await self.ask(methods.SESSION_LIST, {})
+        except RpcFailure:
+            return False
+        rows = listing.get("sessions", []) if isinstance(listing, dict) else []
+        row = next((r for r in rows if isinstance(r, dict) and r.get("session") == session), {})
+        answerers = row.get("approvers")
+        return isinstance(answerers, int) and answerers - (1 if self.others else 0) > 0
+
+    async def _not_asked(self, session: str, summary: str) -> None:
+        """Another client's turn waits for an answer: the editor is told, not asked (its
+        client may answer by a policy of its own, meant for its own prompts)."""
+        said = (
+            f"\n[{summary or 'a change'} waits for an answer from the client that started "
+            f"this turn (or `harness approve {session}`); this editor is asked only for "
+            "its own prompts]\n"
+        )
+        with contextlib.suppress(PeerClosed):
+            update = helpers.update_agent_thought_text(said)
+            await self.editor.notify(SESSION_UPDATE, _notification(session, update))
 
     async def resolved_elsewhere(self, data: dict[str, Any]) -> None:
         """`approval.resolved`: withdraw the editor's question if it is still open."""
@@ -102,8 +158,10 @@ class Approvals:
                 with contextlib.suppress(PeerClosed):
                     await self.editor.cancel_outgoing(asking.editor_id)
 
-    async def _respond(self, session: str, request: str, decision: str) -> None:
+    async def _respond(self, session: str, request: str, decision: str, reason: str = "") -> None:
         params = {"request": request, "decision": decision, "session": session}
+        if reason:
+            params["reason"] = reason
         try:
             await self.ask(methods.APPROVAL_RESPOND, params)
         except RpcFailure as failure:  # answered elsewhere first (-32011): that answer stands
@@ -114,6 +172,11 @@ class Approvals:
         with contextlib.suppress(RpcFailure):
             params = {"session": session, "allow_command": entry}
             await self.ask(methods.SESSION_CONFIGURE, params)
+
+
+def asks_for_others(environ: Mapping[str, str]) -> bool:
+    """Whether the user chose to be asked, in the editor, about other clients' turns."""
+    return environ.get(OTHERS_SETTING, "").strip().lower() == "all"
 
 
 def _allow_entry(data: dict[str, Any]) -> str:

@@ -129,7 +129,12 @@ class Bridge:
         handler = self.requests.get(method)
         if handler is None:
             if is_notification and method in self.notifications:
-                await self.notifications[method](self, params if isinstance(params, dict) else {})
+                try:
+                    await self.notifications[method](
+                        self, params if isinstance(params, dict) else {}
+                    )
+                except ValidationError as exc:  # one line: the editor's mistake, not ours
+                    log.warning("%s ignored: %s", method, invalid(exc).message)
                 return None
             raise RpcFailure(METHOD_NOT_FOUND, f"{method} is not supported by this agent")
         if method == "initialize":
@@ -201,6 +206,8 @@ class Bridge:
             task.add_done_callback(self._asking.discard)
             return
         if event.kind == EventKind.APPROVAL_RESOLVED and self.approvals is not None:
+            if event.data.get("decision") not in ("yes", "revert") and view.last_call:
+                view.failed_calls.add(view.last_call)  # rejected or skipped: it stays failed
             await self.approvals.resolved_elsewhere(event.data)
             return
         if event.kind == EventKind.MODE_CHANGED:

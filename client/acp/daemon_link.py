@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from coding_harness.client.acp.approvals import asks_for_others
 from coding_harness.client.acp.peer import Dispatch, Peer, PeerClosed, RpcFailure
 from coding_harness.client.session.config_defaults import key_names
 from coding_harness.client.session.setup import key_env
@@ -67,7 +68,7 @@ async def _open_once(dispatch: Dispatch, *, editor: str, read_files: bool) -> Pe
         raise _Refused(str(exc)) from exc
     peer = Peer(reader, writer, dispatch, name="daemon").start()
     capabilities = {
-        "approvals": True,
+        "approvals": True if asks_for_others(os.environ) else "own",
         "stream": True,
         "notices": True,
         "read_text_file": read_files,

@@ -3,11 +3,11 @@
 `initialize` connects to the daemon (starting it) and says what this agent
 offers; `session/new` is `session.create` plus `session.attach`, so the ACP
 session id is the daemon's and `harness attach ID` joins the same session;
-`session/load` attaches and replays the stored conversation first;
-`session/resume` attaches without replay; `session/list` lists the daemon's
-sessions; `session/close` detaches, and closes the daemon's session only when no
-other client is on it. Each opened session answers with its permission modes,
-and `session/set_mode` switches them (`modes.py`). Prompts are in `prompting.py`.
+`session/load` and `session/resume` are `opening.py`'s; `session/list` lists the
+daemon's sessions; `session/close` frees the session in this agent (it detaches)
+and leaves it in the daemon, listed and loadable (`harness sessions rm` removes
+one). Each opened session answers with its permission modes, and
+`session/set_mode` switches them (`modes.py`). Prompts are in `prompting.py`.
 """
 
 from __future__ import annotations
@@ -18,21 +18,20 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from acp import helpers, schema
+from acp import schema
 
 from coding_harness.client.acp import prompting
-from coding_harness.client.acp.approvals import Approvals
+from coding_harness.client.acp.approvals import Approvals, asks_for_others
 from coding_harness.client.acp.bridge import Bridge, Handler
 from coding_harness.client.acp.config_options import config_options, set_config_option
 from coding_harness.client.acp.daemon_link import open_daemon, session_keys
 from coding_harness.client.acp.mcp_servers import hand_over
-from coding_harness.client.acp.modes import mode_state, summary_mode
+from coding_harness.client.acp.modes import mode_state
+from coding_harness.client.acp.opening import attach_view, introduce, open_session
 from coding_harness.client.acp.peer import Peer, RpcFailure, ThenAnswer
 from coding_harness.client.acp.relink import keep_linked
-from coding_harness.client.acp.translate import SessionView
 from coding_harness.protocol import methods
 from coding_harness.protocol.client import DaemonUnreachable
-from coding_harness.protocol.history_pages import join_page, next_page_params
 from coding_harness.protocol.version import __version__
 
 log = logging.getLogger(__name__)
@@ -68,7 +67,9 @@ async def _initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
         except DaemonUnreachable as exc:
             raise RpcFailure(-32603, str(exc)) from None
         assert bridge.editor is not None
-        bridge.approvals = Approvals(editor=bridge.editor, ask=bridge.ask_daemon)
+        bridge.approvals = Approvals(
+            editor=bridge.editor, ask=bridge.ask_daemon, others=asks_for_others(os.environ)
+        )
         bridge.watcher = asyncio.ensure_future(keep_linked(bridge, connect))
     capabilities = schema.AgentCapabilities(
         load_session=True,
@@ -138,7 +139,7 @@ async def new_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     created = await bridge.ask_daemon(methods.SESSION_CREATE, create)
     session = str(created["session"])
     bridge.key_env[session] = list(created.get("key_env") or [])
-    view, _ = await _attach(bridge, session, str(created.get("cwd") or request.cwd))
+    view, _ = await attach_view(bridge, session, str(created.get("cwd") or request.cwd))
     notes = [str(problem) for problem in created.get("config_problems") or []]
     if created.get("notice"):
         notes.append(str(created["notice"]))
@@ -147,69 +148,27 @@ async def new_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     response = schema.NewSessionResponse(
         session_id=session, config_options=options or None, modes=mode_state(created.get("mode"))
     )
-    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, notes))
-
-
-async def _attach(
-    bridge: Bridge, session: str, cwd: str
-) -> tuple[SessionView, schema.SessionModeState]:
-    """The session attached and its view kept; its modes, for the answer."""
-    summary = await bridge.ask_daemon(methods.SESSION_ATTACH, {"session": session})
-    view = SessionView(session, cwd or str(summary.get("cwd", "")))
-    view.last_seq = int(summary.get("last_seq") or 0)
-    try:
-        context = await bridge.ask_daemon(methods.SESSION_CONTEXT, {"session": session})
-        view.context_size = int(context.get("context_limit") or 0)
-    except (RpcFailure, TypeError, ValueError) as exc:
-        log.info("no context size for %s: %s", session, exc)
-    bridge.views[session] = view
-    return view, mode_state(summary_mode(summary))
-
-
-async def _introduce(bridge: Bridge, view: SessionView, notes: list[str]) -> None:
-    """After the answer that opened a session: its commands, and anything to say."""
-    await bridge.send_updates(view.id, [await prompting.available_commands(bridge, view)])
-    if notes:
-        text = "".join(f"[{note}]\n" for note in notes)
-        await bridge.send_updates(view.id, [helpers.update_agent_thought_text(text)])
+    return ThenAnswer(_wire(response), lambda: introduce(bridge, view, notes))
 
 
 async def load_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     request = schema.LoadSessionRequest.model_validate(params)
     session = request.session_id
-    bridge.held[session] = []  # live events wait until the replay is out
-    try:
-        view, modes = await _attach(bridge, session, request.cwd)
-        notes = await hand_over(bridge, session, request.mcp_servers)
-        messages = await _history(bridge, session)
-        await bridge.send_updates(session, list(view.replay(messages)))
-    finally:
-        held = bridge.held.pop(session, [])
-    for event in held:
-        await bridge.deliver(event)
+    view, modes, notes = await open_session(bridge, session, request.cwd, with_history=True)
+    notes.extend(await hand_over(bridge, session, request.mcp_servers))
     options = await config_options(bridge, session) or None
     response = schema.LoadSessionResponse(config_options=options, modes=modes)
-    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, notes))
-
-
-async def _history(bridge: Bridge, session: str) -> list[dict[str, Any]]:
-    """The whole stored conversation, page by page."""
-    messages: list[dict[str, Any]] = []
-    params: dict[str, Any] | None = {"session": session}
-    while params is not None:
-        page = await bridge.ask_daemon(methods.SESSION_HISTORY, params)
-        join_page(messages, page)
-        params = next_page_params(session, page, len(messages))
-    return messages
+    return ThenAnswer(_wire(response), lambda: introduce(bridge, view, notes))
 
 
 async def resume_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     request = schema.ResumeSessionRequest.model_validate(params)
-    view, modes = await _attach(bridge, request.session_id, request.cwd)
-    notes = await hand_over(bridge, request.session_id, request.mcp_servers)
-    options = await config_options(bridge, request.session_id) or None
+    session = request.session_id
+    view, modes, notes = await open_session(bridge, session, request.cwd, with_history=False)
+    notes.extend(await hand_over(bridge, session, request.mcp_servers))
+    options = await config_options(bridge, session) or None
     response = schema.ResumeSessionResponse(config_options=options, modes=modes)
-    return ThenAnswer(_wire(response), lambda: _introduce(bridge, view, notes))
+    return ThenAnswer(_wire(response), lambda: introduce(bridge, view, notes))
 
 
 async def set_mode(bridge: Bridge, params: dict[str, Any]) -> Any:
@@ -246,12 +205,10 @@ async def close_session(bridge: Bridge, params: dict[str, Any]) -> Any:
     request = schema.CloseSessionRequest.model_validate(params)
     session = request.session_id
     bridge.view(session)
+    if bridge.approvals is not None:
+        await bridge.approvals.withdraw_session(session)
     await bridge.ask_daemon(methods.SESSION_DETACH, {"session": session})
     bridge.views.pop(session, None)
-    listing = await bridge.ask_daemon(methods.SESSION_LIST, {})
-    row = next((r for r in listing.get("sessions", []) if r.get("session") == session), None)
-    if row is not None and not row.get("clients") and row.get("state") == "idle":
-        await bridge.ask_daemon(methods.SESSION_CLOSE, {"session": session})
     return {}
 
 

@@ -20,6 +20,7 @@ import contextlib
 import itertools
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -37,6 +38,21 @@ INTERNAL_ERROR = -32603
 READ_CHUNK = 1 << 16
 
 Dispatch = Callable[[str, Any, bool], Awaitable[Any]]
+# The id of a too-long message, when it comes before its params (as every SDK writes it).
+_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
+
+
+def _request_id(head: bytes) -> int | str | None:
+    """The id a too-long message's first bytes name, so its answer reaches the caller."""
+    found = _ID.search(head)
+    params = head.find(b'"params"')
+    if found is None or (0 <= params < found.start()):
+        return None
+    try:
+        value = json.loads(found.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, (int, str)) else None
 
 
 class RpcFailure(Exception):
@@ -152,12 +168,17 @@ class Peer:
             await self.notify(CANCEL_REQUEST, {"requestId": request_id})
 
     async def _send_or_fail(self, message: dict[str, Any], future: asyncio.Future[Any]) -> None:
+        failure: Exception
         try:
             await self.send(message)
+            return
         except PeerClosed as exc:
-            self._pending.pop(message["id"], None)
-            if not future.done():
-                future.set_exception(exc)
+            failure = exc
+        except ValueError as exc:  # not encodable (a lone surrogate): fail now, not at a timeout
+            failure = RpcFailure(INVALID_PARAMS, f"cannot send {message.get('method')}: {exc}")
+        self._pending.pop(message["id"], None)
+        if not future.done():
+            future.set_exception(failure)
 
     # -- receiving -------------------------------------------------------
     async def run(self) -> None:
@@ -181,7 +202,10 @@ class Peer:
     async def _receive(self, line: bytes | Oversized) -> None:
         if isinstance(line, Oversized):
             await self._answer_error(
-                None, INVALID_REQUEST, f"message over {MAX_MESSAGE_BYTES} bytes"
+                _request_id(line.head),
+                INVALID_REQUEST,
+                f"message of over {MAX_MESSAGE_BYTES} bytes refused (the limit is "
+                f"{MAX_MESSAGE_BYTES >> 20} MiB); send less, or attach large files by path",
             )
             return
         try:

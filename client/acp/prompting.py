@@ -2,14 +2,17 @@
 
 A prompt becomes `session.submit` (with the API keys the session's profiles read,
 from the bridge's environment) and is answered when that turn's `turn.finished`
-arrives, with the stop reason it implies; a turn that failed (a model or network
-error) is answered with an error carrying the daemon's words. While it runs, its
+arrives, with the stop reason it implies (a prompt the editor withdraws with
+`$/cancel_request` cancels its turn, as `session/cancel` does); a turn that
+failed (a model or network error) is answered with an error carrying the
+daemon's words. While it runs, its
 events reach the editor as updates like any other client's turn. A prompt that
 starts with `/compact`, `/summary` or `/SKILL` is that command, as in the REPL.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from acp import helpers, schema
@@ -36,6 +39,7 @@ async def prompt(bridge: Bridge, params: dict[str, Any]) -> Any:
         raise RpcFailure(INVALID_PARAMS, str(exc)) from None
     if not text.strip():
         raise RpcFailure(INVALID_PARAMS, "the prompt is empty")
+    _check_encodable(text)
     submit: dict[str, Any] = {"session": view.id, "text": text}
     command, _, rest = text.strip().partition(" ")
     if command == "/compact":
@@ -52,19 +56,40 @@ async def prompt(bridge: Bridge, params: dict[str, Any]) -> Any:
         view.own_texts.discard(submit["text"])
     turn = str(answer["turn"])
     view.own_turns.add(turn)
-    finished = await bridge.turns.wait_for(turn, view.id)
+    try:
+        finished = await bridge.turns.wait_for(turn, view.id)
+    except asyncio.CancelledError:  # `$/cancel_request` on the prompt: as session/cancel
+        await asyncio.shield(_cancel_turn(bridge, view.id))
+        raise
     if finished.get("exit_code") == exit_codes.MODEL_ERROR and not finished.get("stopped"):
         raise RpcFailure(-32000, str(finished.get("reply") or "the turn failed"))
     return {"stopReason": stop_reason(finished)}
 
 
+def _check_encodable(text: str) -> None:
+    """Refuse text JSON allows but UTF-8 cannot carry: a lone surrogate escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        half = ord(text[exc.start])
+        raise RpcFailure(
+            INVALID_PARAMS,
+            f"the prompt holds an unpaired surrogate (\\u{half:04x}, half of a character such "
+            f"as an emoji) at character {exc.start}; send the whole character",
+        ) from None
+
+
 async def cancel(bridge: Bridge, params: dict[str, Any]) -> None:
     request = schema.CancelNotification.model_validate(params)
-    if request.session_id not in bridge.views:
-        return
+    if request.session_id in bridge.views:
+        await _cancel_turn(bridge, request.session_id)
+
+
+async def _cancel_turn(bridge: Bridge, session: str) -> None:
+    """The session's open questions withdrawn and its turn cancelled."""
     if bridge.approvals is not None:
-        await bridge.approvals.withdraw_session(request.session_id)
-    await bridge.ask_daemon(methods.SESSION_CANCEL, {"session": request.session_id})
+        await bridge.approvals.withdraw_session(session)
+    await bridge.ask_daemon(methods.SESSION_CANCEL, {"session": session})
 
 
 async def _compact(bridge: Bridge, view: SessionView) -> Any:

@@ -105,6 +105,12 @@ class SessionView:
         self._turn = ""
         self._open_edit: str | None = None  # the edit call a `diff` belongs to
         self.last_call: str | None = None  # the call an approval belongs to
+        self.failed_calls: set[str] = set()  # refused by an answer: failed, result or not
+        self._open_calls: set[str] = set()  # started, no result yet
+
+    def runs_own_turn(self) -> bool:
+        """Whether the turn running now (as the events tell) is one this bridge submitted."""
+        return bool(self._turn) and self._turn in self.own_turns
 
     def absolute(self, path: str) -> str:
         return str(self.cwd / path) if path else str(self.cwd)
@@ -158,13 +164,20 @@ class SessionView:
         error): it is the last thing the agent says."""
         streamed = self._streamed.pop(turn, "")
         self._open_edit = self.last_call = None
+        if turn == self._turn:
+            self._turn = ""
+        cut: list[Update] = [  # calls a cancel or a failure left without a result
+            helpers.update_tool_call(call, status="failed") for call in sorted(self._open_calls)
+        ]
+        self._open_calls.clear()
+        self.failed_calls.clear()
         reply = str(data.get("reply", ""))
         if data.get("exit_code") == exit_codes.INTERRUPTED or not reply.strip():
-            return []
+            return cut
         if reply.strip() in streamed:
-            return []
+            return cut
         lead = "\n\n" if streamed else ""
-        return [helpers.update_agent_message_text(lead + reply)]
+        return [*cut, helpers.update_agent_message_text(lead + reply)]
 
     # -- tools -----------------------------------------------------------
     def _call(self, call_id: str, name: str, raw: object) -> Update:
@@ -174,6 +187,7 @@ class SessionView:
             [schema.ToolCallLocation(path=self.absolute(path))] if isinstance(path, str) else None
         )
         self.last_call = call_id
+        self._open_calls.add(call_id)
         self._open_edit = call_id if name in EDIT_TOOLS else None
         return helpers.start_tool_call(
             call_id,
@@ -185,9 +199,11 @@ class SessionView:
         )
 
     def _result(self, call_id: str, result: str) -> Update:
+        self._open_calls.discard(call_id)
+        failed = call_id in self.failed_calls or result.startswith("Error:")
         return helpers.update_tool_call(
             call_id,
-            status="completed",
+            status="failed" if failed else "completed",
             content=[helpers.tool_content(helpers.text_block(result[:RESULT_PREVIEW]))],
         )
 

@@ -94,6 +94,8 @@ def _introduce(conn: Connection, client: Any, capabilities: Any) -> None:
         conn.client_name = str(client.get("name", "unknown"))[:64]
     announced = capabilities if isinstance(capabilities, dict) else {}
     conn.can_approve = bool(announced.get("approvals"))
+    # `"own"` (an editor's bridge): it answers only the turns its client started.
+    conn.answers_others = announced.get("approvals") is True
     # A process the agent's tools started must not feed read_file: it only ever reads.
     conn.reads_buffers = announced.get("read_text_file") is True and not conn.is_tool_descendant
 

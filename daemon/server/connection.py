@@ -61,6 +61,7 @@ class Connection:
         self.initialized = False
         self.client_name = "unknown"
         self.can_approve = False
+        self.answers_others = False  # answers every turn's approvals, not only its own
         self.reads_buffers = False  # announced `capabilities.read_text_file`
         self.is_tool_descendant = False
         self.attached: set[str] = set()

@@ -212,12 +212,23 @@ class Session:
         self.subscribers.pop(conn.id, None)
         conn.attached.discard(self.id)
 
+    def running_turn_seq(self) -> int | None:
+        """The seq of the running turn's `turn.started` (a client opening the session
+        mid-turn replays from it); None when no turn runs."""
+        for event in reversed(self.events):
+            if event.kind == EventKind.TURN_FINISHED:
+                return None
+            if event.kind == EventKind.TURN_STARTED:
+                return event.seq
+        return None
+
     def summary(self) -> JSONObject:
         return {
             "session": self.id,
             "cwd": str(self.cwd),
             "state": self.state,
             "clients": len(self.subscribers),
+            "approvers": sum(1 for c in self.subscribers.values() if c.answers_others),
             "created_at": self.created_at,
             "last_activity": self.last_activity,
             "provider": self.provider,
@@ -225,6 +236,7 @@ class Session:
             "usage": self.usage.to_wire(),
             "cost_usd": self.cost_usd,
             "last_seq": self.last_seq,
+            "turn_seq": self.running_turn_seq(),
             "messages": len(self.history),
             "options": self.options.to_wire(),
         }

@@ -2,8 +2,9 @@
 
 `Editor` records every `session/update` it is sent and every raw message that
 reaches it (so a test sees `$/cancel_request`, which the SDK does not handle),
-answers permission requests from a queue of choices (or holds them until the
-test releases them), and serves `fs/read_text_file` from `buffers`, its
+answers permission requests from a queue of choices (an option id, `cancelled`,
+or `error` to fail the request; or holds them until the test releases them), and
+serves `fs/read_text_file` from `buffers`, its
 "unsaved" texts. `open_editor` starts `harness acp` with the sandbox's
 environment and stops it, whatever happens.
 """
@@ -21,6 +22,7 @@ from typing import Any
 from acp import schema, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
+from acp.exceptions import RequestError
 
 
 @dataclass
@@ -41,6 +43,8 @@ class Editor:
     ) -> schema.RequestPermissionResponse:
         self.permission_requests.append(tool_call)
         choice = self.choices.pop(0) if self.choices else await self.held.get()
+        if choice == "error":  # a client that fails the request instead of answering
+            raise RequestError.internal_error({"why": "the editor's dialog failed"})
         if choice == "cancelled":
             return schema.RequestPermissionResponse(
                 outcome=schema.DeniedOutcome(outcome="cancelled")

@@ -34,10 +34,32 @@ def test_a_relative_runtime_dir_is_ignored(tmp_path: Path, monkeypatch: pytest.M
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
     monkeypatch.chdir(tmp_path)
-    assert paths.socket_path({"XDG_RUNTIME_DIR": "runtime"}).parent.name.startswith(
+    no_login = tmp_path / "no-run-user"
+    assert paths.socket_path({"XDG_RUNTIME_DIR": "runtime"}, no_login).parent.name.startswith(
         "coding-harness-"
     )
     assert paths.socket_path({"XDG_RUNTIME_DIR": str(runtime)}).parent == runtime / paths.APP
+
+
+def test_without_xdg_runtime_dir_the_login_runtime_folder_is_used(tmp_path: Path) -> None:
+    """A client started with a trimmed environment (the ACP SDK passes HOME, LOGNAME,
+    PATH, SHELL, TERM, USER) finds the socket a full environment names (issue 31)."""
+    run_user = tmp_path / "run-user"
+    login = run_user / str(os.getuid())
+    login.mkdir(parents=True, mode=0o700)
+    full = {"HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(login)}
+    trimmed = {"HOME": str(tmp_path), "PATH": "/usr/bin"}
+    assert paths.socket_path(trimmed, run_user) == paths.socket_path(full, run_user)
+    assert paths.socket_path(trimmed, run_user) == login / paths.APP / paths.SOCKET_NAME
+
+
+def test_a_login_runtime_folder_others_can_enter_is_not_used(tmp_path: Path) -> None:
+    run_user = tmp_path / "run-user"
+    login = run_user / str(os.getuid())
+    login.mkdir(parents=True)
+    login.chmod(0o755)
+    socket_dir = paths.socket_path({"HOME": str(tmp_path)}, run_user).parent
+    assert socket_dir == Path(f"/tmp/{paths.APP}-{os.getuid()}")
 
 
 def test_a_folder_that_cannot_be_created_is_an_unsafe_path_naming_the_fix(tmp_path: Path) -> None:

@@ -7,6 +7,18 @@ from typing import Any
 
 from coding_harness.client.acp.approvals import Approvals
 from coding_harness.client.acp.translate import SessionView
+from coding_harness.protocol.events import parse_event
+
+
+def own_view() -> SessionView:
+    """Session s1 as the bridge sees it while a turn it submitted runs."""
+    view = SessionView("s1", "/w")
+    view.own_turns.add("t1")
+    started = {"session": "s1", "seq": 1, "kind": "turn.started", "data": {"turn": "t1"}}
+    event = parse_event({"jsonrpc": "2.0", "method": "event", "params": started})
+    assert event is not None
+    view.updates(event)
+    return view
 
 
 class FakeEditor:
@@ -32,8 +44,14 @@ class FakeEditor:
         self.notes.append(params)
 
 
-def approvals(editor: FakeEditor, sent: list[tuple[str, dict[str, Any]]]) -> Approvals:
+def approvals(
+    editor: FakeEditor, sent: list[tuple[str, dict[str, Any]]], approvers: int = 0
+) -> Approvals:
+    """The approvals of session s1, on which `approvers` terminals answer every turn."""
+
     async def ask(method: str, params: dict[str, Any]) -> Any:
+        if method == "session.list":
+            return {"sessions": [{"session": "s1", "approvers": approvers}]}
         sent.append((method, params))
         return {}
 
@@ -53,7 +71,7 @@ COMMAND = {
 def test_always_allow_answers_yes_widens_the_allow_list_and_skips_the_next_question() -> None:
     editor = FakeEditor([{"outcome": "selected", "optionId": "allow_always"}])
     sent: list[tuple[str, dict[str, Any]]] = []
-    view = SessionView("s1", "/w")
+    view = own_view()
 
     async def main() -> None:
         gate = approvals(editor, sent)
@@ -74,26 +92,26 @@ def test_always_allow_answers_yes_widens_the_allow_list_and_skips_the_next_quest
 def test_an_edit_offers_no_always_and_a_cancelled_answer_decides_nothing() -> None:
     editor = FakeEditor([{"outcome": "cancelled"}, {"outcome": "selected", "optionId": "x"}])
     sent: list[tuple[str, dict[str, Any]]] = []
-    view = SessionView("s1", "/w")
+    view = own_view()
     edit = {"request": "e1", "kind": "edit", "path": "a.py", "summary": "edit a.py"}
     edit["diff"] = "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-a\n+b\n"
 
     async def main() -> None:
-        gate = approvals(editor, sent)
+        gate = approvals(editor, sent, approvers=1)  # a terminal decides a cancelled one
         await gate.requested(view, edit)
         await gate.requested(view, {**edit, "request": "e2"})
 
     asyncio.run(main())
     assert [o["kind"] for o in editor.asked[0]["options"]] == ["allow_once", "reject_once"]
     assert editor.asked[0]["toolCall"]["content"][0]["newText"] == "b\n"
-    # cancelled: nothing sent; an unknown option: taken as a refusal
+    # cancelled: left to the terminal; an unknown option: taken as a refusal
     assert sent == [("approval.respond", {"request": "e2", "decision": "no", "session": "s1"})]
 
 
 def test_an_answer_from_elsewhere_withdraws_the_open_question() -> None:
     editor = FakeEditor([])  # never answers
     sent: list[tuple[str, dict[str, Any]]] = []
-    view = SessionView("s1", "/w")
+    view = own_view()
     view.last_call = "call-7"
 
     async def main() -> None:
@@ -119,7 +137,7 @@ def test_a_command_without_an_allow_entry_offers_no_always() -> None:
     allowed, and it is asked each time (issue 25, item 19)."""
     editor = FakeEditor([{"outcome": "selected", "optionId": "allow_always"}] * 2)
     sent: list[tuple[str, dict[str, Any]]] = []
-    view = SessionView("s1", "/w")
+    view = own_view()
     mcp = {**COMMAND, "summary": "call the MCP tool `mcp__t__x` (server 't') with {}"}
     del mcp["allow"]
 
@@ -132,3 +150,26 @@ def test_a_command_without_an_allow_entry_offers_no_always() -> None:
     assert [o["kind"] for o in editor.asked[0]["options"]] == ["allow_once", "reject_once"]
     assert len(editor.asked) == 2
     assert [method for method, _ in sent] == ["approval.respond", "approval.respond"]
+
+
+def test_a_cancelled_answer_with_nobody_else_to_answer_is_a_rejection_said_so() -> None:
+    editor = FakeEditor([{"outcome": "cancelled"}])
+    sent: list[tuple[str, dict[str, Any]]] = []
+    edit = {"request": "e1", "kind": "edit", "path": "a.py", "summary": "edit a.py"}
+
+    asyncio.run(approvals(editor, sent).requested(own_view(), edit))
+    [(method, params)] = sent
+    assert (method, params["decision"]) == ("approval.respond", "no")
+    assert "cancelled" in params["reason"]
+    assert "taken as a rejection" in editor.notes[-1]["update"]["content"]["text"]
+
+
+def test_another_clients_turn_is_not_put_to_the_editor() -> None:
+    editor = FakeEditor([{"outcome": "selected", "optionId": "allow"}])
+    sent: list[tuple[str, dict[str, Any]]] = []
+    view = SessionView("s1", "/w")  # a terminal's turn runs: not one this bridge submitted
+    edit = {"request": "e1", "kind": "edit", "path": "a.py", "summary": "edit a.py"}
+
+    asyncio.run(approvals(editor, sent).requested(view, edit))
+    assert editor.asked == [] and sent == []
+    assert "waits for an answer" in editor.notes[-1]["update"]["content"]["text"]
