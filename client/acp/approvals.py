@@ -89,7 +89,7 @@ class Approvals:
         with contextlib.suppress(PeerClosed):
             await self.editor.cancel_outgoing(asking.editor_id)
             status: schema.ToolCallStatus = (
-                "in_progress" if data.get("decision") in ("yes", "revert") else "failed"
+                "in_progress" if data.get("decision") in ("yes", "revert", "always") else "failed"
             )
             update = helpers.update_tool_call(asking.call, status=status)
             await self.editor.notify(SESSION_UPDATE, _notification(asking.session, update))
