@@ -35,7 +35,7 @@ PROGRAM_NAMES = {
     "harness-web": "harness web",
 }
 EXIT_WORDS = {
-    exit_codes.MODEL_ERROR: "the turn failed: model or network error",
+    exit_codes.MODEL_ERROR: "the turn ended with an error",
     exit_codes.CHECK_FAILED: "make check failed after the edit",
     exit_codes.EDIT_REJECTED: "edit rejected",
     exit_codes.DAEMON_UNREACHABLE: "the daemon could not be reached",

@@ -17,6 +17,8 @@ from typing import Any
 from coding_harness.client.render.history import print_history
 from coding_harness.client.render.sanitize import field, one_line, visible
 from coding_harness.client.render.style import Style
+from coding_harness.client.repl.allow_command import USAGE as ALLOW_USAGE
+from coding_harness.client.repl.allow_command import AllowCommand
 from coding_harness.client.repl.map_command import USAGE as MAP_USAGE
 from coding_harness.client.repl.map_command import MapCommand
 from coding_harness.client.repl.mcp_command import USAGE as MCP_USAGE
@@ -180,7 +182,7 @@ class SlashCommands(_AgentCommands):
             "/provider": ("/provider [NAME]: show or switch the provider profile", self._provider),
             "/model": ("/model ID: use this model for the session", self._model),
             "/tokens": ("tokens and cost of this session, and today's totals", self._tokens),
-            "/allow-cmd": ("/allow-cmd NAME: let run_shell run NAME in this session", self._allow),
+            "/allow-cmd": (ALLOW_USAGE, AllowCommand(conn, session, style)),
             "/search": (
                 f"/search [{'|'.join((*SEARCH_ENGINES, SEARCH_OFF))}]: web search for the agent",
                 self._search,
@@ -302,12 +304,6 @@ class SlashCommands(_AgentCommands):
 
     def _configure(self, **change: Any) -> None:
         self.conn.request(methods.SESSION_CONFIGURE, {"session": self.session, **change})
-
-    def _allow(self, argument: str) -> None:
-        if not argument:
-            self.style.line("usage: /allow-cmd NAME [SUBCOMMAND] (e.g. cargo, or uv run)", "yellow")
-            return
-        self._configure(allow_command=argument)
 
     def _search(self, argument: str) -> None:
         self._configure(search=False if argument == SEARCH_OFF else (argument or "toggle"))

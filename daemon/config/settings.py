@@ -73,6 +73,9 @@ class AgentSettings:
     sandbox_home: tuple[str, ...] = ()
     # Estimated tokens of the repo map in a coding turn's system prompt; 0: no map.
     repo_map_tokens: int = 1024
+    # The allow-list every session starts with (`/allow-cmd ... --save` writes it):
+    # `git log`, `cargo`, `uv run`, `make lint`, `mcp__SERVER__TOOL`; global file only.
+    allow_commands: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -129,6 +132,7 @@ _RULES = dict.fromkeys(_POSITIVE, "must be a positive number") | {
     "sandbox": f"must be one of {', '.join(SANDBOX_MODES)}",
     "sandbox_network": "must be true or false",
     "sandbox_home": 'must be a list of folders in your home folder, as "~/name" or "/absolute"',
+    "allow_commands": 'must be a list of commands, as "git log", "cargo" or "uv run"',
 }
 
 
@@ -162,6 +166,11 @@ def _agent_value(key: str, value: Any) -> Any:
         return _variable_names(value)
     if key == "sandbox_home":
         return _home_folders(value)
+    if key == "allow_commands":
+        good = isinstance(value, list) and all(
+            isinstance(entry, str) and 1 <= len(entry.split()) <= 2 for entry in value
+        )
+        return tuple(" ".join(entry.split()) for entry in value) if good else _INVALID
     if key == "mode":
         return mode_named(value) or _INVALID
     return _INVALID

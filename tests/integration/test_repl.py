@@ -123,9 +123,10 @@ def test_an_approval_answered_elsewhere_withdraws_the_question(
     run.wait_for("Hi again.")
     assert run.finish() == 0
     err = run.err.text()
-    assert "rejected in another terminal (other, pid " in err and "(other, pid" not in err.split(
-        "rejected in another terminal"
-    )[0]
+    assert (
+        "rejected in another terminal (other, pid " in err
+        and "(other, pid" not in err.split("rejected in another terminal")[0]
+    )
     assert "(edit rejected)" in err and "exit code" not in err  # said as a person would
     assert (calc_project / "calc.py").read_text() == BUGGY
 
