@@ -10,8 +10,8 @@ outcome. `allow_always` is offered when the daemon names the allow-list entry
 an "always" means (`allow`: the program and subcommand, `uv run`); it answers
 yes and adds that entry to the session's allow-list (`/allow-cmd uv run`), so
 the daemon asks no more, and this bridge answers the same command yes from then
-on. An approval without an entry (an MCP call, build files changed under `make`)
-is asked every time.
+on. An MCP call's entry is its tool (`mcp__SERVER__TOOL`); an approval without an
+entry (build files changed under `make`) is asked every time.
 """
 
 from __future__ import annotations
