@@ -25,8 +25,14 @@ LEGACY_CONFIG_PATH = Path(".config") / "coding-agent" / "config.json"
 # Key paths only the user's own files (global, legacy), flags and commands may set:
 # a project file's are dropped, trusted or not (`trust.drop_user_only`). `debug`
 # writes the raw exchanges, every file the model read included, to disk;
-# `agent.sandbox_home` shows folders of HOME to every command a recipe runs.
-USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (("debug",), ("agent", "sandbox_home"))
+# `agent.sandbox_home` shows folders of HOME to every command a recipe runs;
+# `agent.allow_commands` lets commands run without a question (a project may never
+# widen what runs).
+USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (
+    ("debug",),
+    ("agent", "sandbox_home"),
+    ("agent", "allow_commands"),
+)
 # The web search keys the daemon reads (its `tools/search.py`), named here too so a
 # client can send their values before it has asked the daemon anything.
 SEARCH_KEY_VARIABLES = ("BRAVE_SEARCH_API_KEY", "EXA_API_KEY", "EXA_SEARCH_API_KEY")

@@ -92,4 +92,5 @@ class EventKind:
     INDEX_STATE: Final = "index.state"  # {root, state, done, total, files, seconds, error}
 
 
-DECISIONS: Final = ("yes", "no", "skip", "revert")
+# "always" is yes, and the request's `allow` entry runs unasked for the rest of the session.
+DECISIONS: Final = ("yes", "no", "skip", "revert", "always")

@@ -10,8 +10,8 @@ outcome. `allow_always` is offered when the daemon names the allow-list entry
 an "always" means (`allow`: the program and subcommand, `uv run`); it answers
 yes and adds that entry to the session's allow-list (`/allow-cmd uv run`), so
 the daemon asks no more, and this bridge answers the same command yes from then
-on. An approval without an entry (an MCP call, build files changed under `make`)
-is asked every time.
+on. An MCP call's entry is its tool (`mcp__SERVER__TOOL`); an approval without an
+entry (build files changed under `make`) is asked every time.
 
 An editor is asked only about the turns it started itself: an ACP client answers
 by its own policy (acpx's --approve-all, an "always allow", a bot), assuming the
@@ -145,7 +145,7 @@ class Approvals:
         with contextlib.suppress(PeerClosed):
             await self.editor.cancel_outgoing(asking.editor_id)
             status: schema.ToolCallStatus = (
-                "in_progress" if data.get("decision") in ("yes", "revert") else "failed"
+                "in_progress" if data.get("decision") in ("yes", "revert", "always") else "failed"
             )
             update = helpers.update_tool_call(asking.call, status=status)
             await self.editor.notify(SESSION_UPDATE, _notification(asking.session, update))

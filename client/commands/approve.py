@@ -1,8 +1,10 @@
 """`harness approve [ID]`: a client that only answers approval requests.
 
 It watches one session, or with no ID every session (later ones too), shows
-each request's full diff, and reads y/n/s. When another client answers first
-the question is withdrawn. Ctrl-C or end of input leaves. When the daemon
+each request's full diff, and reads y/n/s (and a, r where offered). When another
+client answers first the question is withdrawn at once, with one line saying who
+answered. Ctrl-C leaves, and so does the end of input, also while no question
+is up (`echo y | harness approve ID` answers once and exits). When the daemon
 restarts or crashes it connects again (starting one when none answers) and
 attaches anew. A question left
 unanswered for `notify.after_seconds` rings the terminal bell once
@@ -16,8 +18,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from coding_harness.client.render.approval_words import resolved_text
 from coding_harness.client.render.style import Style, color_wanted
 from coding_harness.client.session import approval_prompt
+from coding_harness.client.session.answer_wait import AnsweredElsewhere, LineSource, read_line
 from coding_harness.client.session.bell import BellSettings, bell_settings
 from coding_harness.client.session.launcher import START_TIMEOUT, redial
 from coding_harness.protocol import errors, exit_codes, methods, paths
@@ -27,10 +31,6 @@ from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import __version__
 
 USAGE = "usage: harness approve [SESSION]"
-
-
-class Withdrawn(Exception):
-    """The request was answered elsewhere while this client was asking."""
 
 
 def main(argv: list[str]) -> int:
@@ -84,10 +84,12 @@ class Approver:
         self.bell = bell or bell_settings()
         self._asking: str | None = None
         self._answered: set[str] = set()
+        self._lines = LineSource()
+        self._backlog: list[dict[str, Any]] = []  # events read while a question was up
 
     def run(self) -> int:
-        while True:
-            event = parse_event(self.conn.next_notification(timeout=None))
+        while not self._lines.at_end():
+            event = parse_event(self._next())
             if event is None:
                 continue
             if event.kind == EventKind.APPROVAL_RESOLVED:
@@ -96,7 +98,20 @@ class Approver:
             request = event.text("request")
             fresh = event.kind == EventKind.APPROVAL_REQUESTED and request not in self._answered
             if fresh and self._ask(event.session, event.data) is None:
-                return exit_codes.OK
+                break
+        return exit_codes.OK
+
+    def _next(self) -> dict[str, Any] | None:
+        """The next notification, or None once standard input has ended (nothing typed
+        ahead is lost: it stays for the next question)."""
+        if self._backlog:
+            return self._backlog.pop(0)
+        if self.conn.has_buffered() or self._lines.ended:
+            return self.conn.next_notification(timeout=None)
+        ready, _, _ = select.select([self._lines.fd, self.conn.fileno()], [], [])
+        if self._lines.fd in ready:
+            self._lines.fill()
+        return self.conn.next_notification(timeout=0.05) if self.conn.fileno() in ready else None
 
     def _ask(self, session: str, data: dict[str, Any]) -> bool | None:
         """True when answered or withdrawn; None at end of input."""
@@ -109,12 +124,12 @@ class Approver:
             answer = approval_prompt.ask(
                 self.style,
                 read_line=self._read_line,
-                kind=data.get("kind"),
+                kind=data,
                 bell=self.bell,
                 session=session,
             )
-        except Withdrawn as exc:
-            self.style.line(f"\n{exc}", "dim")
+        except AnsweredElsewhere as exc:
+            self.style.line(resolved_text(exc.resolved, mine=False), "dim")
             return True
         finally:
             self._asking = None
@@ -126,25 +141,22 @@ class Approver:
                 methods.APPROVAL_RESPOND,
                 {"request": request, "decision": decision, "reason": reason, "session": session},
             )
-        except errors.ApprovalNotPending as exc:
-            self.style.line(exc.message, "yellow")
+        except errors.ApprovalNotPending:
+            self.style.line("that question was already answered elsewhere", "yellow")
+            return True
+        self.style.line(resolved_text({"decision": decision}, mine=True), "dim")
         return True
 
     def _read_line(self) -> str:
         """A line from standard input, unless the request is answered elsewhere first."""
-        while True:
-            if self.conn.has_buffered():
-                self._check_withdrawn(self.conn.next_notification(timeout=0))
-                continue
-            ready, _, _ = select.select([sys.stdin, self.conn], [], [])
-            if sys.stdin in ready:
-                return sys.stdin.readline()
-            self._check_withdrawn(self.conn.next_notification(timeout=0.05))
+        return read_line(self._lines, self.conn, self._check_withdrawn)
 
     def _check_withdrawn(self, note: dict[str, Any] | None) -> None:
+        """An event read while asking: kept for later (another session's question)."""
         event = parse_event(note)
+        if note is not None and event is not None:
+            self._backlog.append(note)
         if event is not None and event.kind == EventKind.APPROVAL_RESOLVED:
             self._answered.add(event.text("request"))
             if event.text("request") == self._asking:
-                data = event.data
-                raise Withdrawn(f"answered by {data.get('client')}: {data.get('decision')}")
+                raise AnsweredElsewhere(event.data)

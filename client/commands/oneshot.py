@@ -105,10 +105,12 @@ def _run(
         conn,
         session["session"],
         printer,
-        _answerer(options, style),
+        lambda _request: None,
         reopen=lambda: _reopen(conn),
         last_seq=int(session.get("last_seq") or 0),
     )
+    # Its answers are read beside the daemon's events: one given elsewhere ends the question.
+    driver.answer = _answerer(options, style, driver.read_answer_line)
     try:
         submitted = session.get("turn") or _submit(conn, session, options, prompt)
         finished = driver.follow(submitted["turn"])
@@ -154,7 +156,7 @@ def _turn_options(options: OneShotOptions) -> dict[str, Any]:
     return {"yes": options.yes, "dry_run": options.dry_run}
 
 
-def _answerer(options: OneShotOptions, style: Style) -> Any:
+def _answerer(options: OneShotOptions, style: Style, read_line: Any) -> Any:
     exhausted = options.stdin
 
     def answer(request: dict[str, Any]) -> tuple[str, str] | None:
@@ -163,7 +165,7 @@ def _answerer(options: OneShotOptions, style: Style) -> Any:
             return None
         from coding_harness.client.session import approval_prompt
 
-        result = approval_prompt.ask(style, kind=request.get("kind"))
+        result = approval_prompt.ask(style, kind=request, read_line=read_line)
         exhausted = result is None
         return result
 

@@ -95,6 +95,8 @@ class TurnPrinter:
         self._mcp_busy: dict[str, str] = {}  # the spinner label of each starting MCP server
         self._in_turn = False
         self.last_output: list[tuple[str, str]] = []  # the last command's output, whole
+        # The approval requests this client answered (`TurnDriver.respond` adds them).
+        self.own_answers: set[str] = set()
 
     def event(self, kind: str, data: dict[str, Any], raw: dict[str, Any]) -> None:
         if self.options.output_format == "stream-json":
@@ -231,8 +233,16 @@ class TurnPrinter:
         self.view.diff(diff, path, bool(data.get("new_file")))
 
     def _on_approval_resolved(self, data: dict[str, Any]) -> None:
-        decision, client = field(str(data.get("decision"))), field(str(data.get("client")))
-        self.chat(f"[{decision} from {client}]", "dim")
+        """`approved` for an answer typed here; who answered, when it was someone else
+        (shown under -q too: the question this client showed is gone)."""
+        from coding_harness.client.render.approval_words import resolved_text
+
+        mine = str(data.get("request")) in self.own_answers
+        text = resolved_text(data, mine=mine)
+        if mine:
+            self.chat(text, "dim")
+        else:
+            self.notice(text, "dim")
 
     def _on_check_started(self, data: dict[str, Any]) -> None:
         """The check after an applied edit: by name, a spinner with its time at a terminal."""

@@ -32,6 +32,7 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.patch_stdout import patch_stdout
 
 from coding_harness.client.args import OneShotOptions
+from coding_harness.client.render.approval_words import exit_words
 from coding_harness.client.render.plain_view import PlainView
 from coding_harness.client.render.printer import PrintOptions, TurnPrinter
 from coding_harness.client.render.sanitize import VisibleWriter, one_line
@@ -224,7 +225,7 @@ class _Repl:
         mode = self._mode()
         if mode == ANSWER:
             pending = self.state.pending()
-            return [("bold", question(pending.get("kind") if pending else None))]
+            return [("bold", question(pending))]
         if mode == PLAN:
             return [("bold", modes.PLAN_QUESTION)]
         return REASON_QUESTION if mode == REASON else self.modes.tag() + "> "
@@ -268,10 +269,9 @@ class _Repl:
         if pending is None:
             self.printer.notice("that request was already answered")
             return
-        kind = pending.get("kind")
-        decision = answers(kind).get(line.strip().lower())
+        decision = answers(pending).get(line.strip().lower())
         if decision is None:
-            self.printer.notice(hint(kind), "")
+            self.printer.notice(hint(pending), "")
             if len(line.strip()) > 3:  # a task typed before the question came: keep it
                 self._carry = line
         elif decision == "skip":
@@ -343,7 +343,5 @@ class _Repl:
         self.prompt.wake()
 
     def _report_exit(self, code: object) -> None:
-        if code == exit_codes.INTERRUPTED:
-            self.printer.notice("(turn cancelled)", "dim")
-        elif code not in (0, None):
-            self.printer.notice(f"(turn ended with exit code {code})", "dim")
+        if code not in (0, None):  # `edit rejected`, never the bare exit code
+            self.printer.notice(f"({exit_words(code)})", "dim")

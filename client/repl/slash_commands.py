@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 from coding_harness.client.render.sanitize import one_line
 from coding_harness.client.render.style import Style
+from coding_harness.client.repl.allow_command import USAGE as ALLOW_USAGE
+from coding_harness.client.repl.allow_command import AllowCommand
 from coding_harness.client.repl.map_command import USAGE as MAP_USAGE
 from coding_harness.client.repl.map_command import MapCommand
 from coding_harness.client.repl.mcp_command import USAGE as MCP_USAGE
@@ -73,7 +75,7 @@ class SlashCommands(ConversationCommands, SettingsCommands, AgentCommands):
             "/cost": ("this session's tokens and money, in one line", self._cost),
             "/resume": ("/resume [N|ID]: list the sessions, or open one here", self._resume),
             "/init": ("write AGENTS.md for this project (an edit to approve)", self._init),
-            "/allow-cmd": ("/allow-cmd NAME: let run_shell run NAME in this session", self._allow),
+            "/allow-cmd": (ALLOW_USAGE, AllowCommand(conn, session, style)),
             "/search": (
                 f"/search [{'|'.join((*SEARCH_ENGINES, SEARCH_OFF))}]: web search, or its state",
                 self._search,

@@ -108,12 +108,6 @@ class SettingsCommands:
         )
         return answer
 
-    def _allow(self, argument: str) -> None:
-        if not argument:
-            self.style.line("usage: /allow-cmd NAME [SUBCOMMAND] (e.g. cargo, or uv run)", "yellow")
-            return
-        self._configure(allow_command=argument)
-
     def _search(self, argument: str) -> None:
         if argument:
             self._configure(search=False if argument == SEARCH_OFF else argument)

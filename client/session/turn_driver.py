@@ -8,6 +8,12 @@ connection drops (the daemon cut off a client that fell behind, or it
 restarted) and a `reopen` was given, it connects again and attaches with
 `since_seq`, so nothing is lost. The REPL, which follows events on a thread
 of its own, uses `cancel`, `respond` and `reattach`.
+
+While a question is on screen, `read_answer_line` reads the answer and the
+daemon's events at once (`answer_wait.py`): events that come meanwhile wait in
+a backlog, handled once the question is gone, and the question goes as soon as
+another client answers it (`approval.resolved`), so a one-shot goes on to its
+end without a key being pressed.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
+
+    from coding_harness.client.session.answer_wait import LineSource
 
     # Returns (decision, reason), or None when this client cannot answer.
     Answerer = Callable[[dict[str, Any]], tuple[str, str] | None]
@@ -81,13 +89,19 @@ class TurnDriver:
         self.reopen = reopen
         self.last_seq = last_seq
         self._cancel_sent = False
+        self._backlog: list[dict[str, Any]] = []  # read while a question was on screen
+        self._asking: str | None = None  # the approval request on screen
+        self._lines: LineSource | None = None  # standard input, once an answer is read
 
     def follow(self, turn: str) -> dict[str, Any]:
         """Process events until `turn` finishes; return its `turn.finished` data."""
         self._cancel_sent = False
         while True:
             try:
-                notification = self.conn.next_notification(timeout=None)
+                if self._backlog:
+                    notification: dict[str, Any] | None = self._backlog.pop(0)
+                else:
+                    notification = self.conn.next_notification(timeout=None)
                 finished = None if notification is None else self._handle(notification, turn)
             except KeyboardInterrupt:
                 self._interrupted()
@@ -103,6 +117,7 @@ class TurnDriver:
         if self.reopen is None or isinstance(cause, ProtocolViolation):
             raise cause
         self.printer.notice(f"{cause}; reconnecting", "yellow")
+        self._backlog.clear()  # all after `last_seq`: the replay brings them again
         try:
             conn, result = reattach(self.reopen, self.session, self.last_seq)
         except (DaemonUnreachable, errors.RpcError) as exc:  # RpcError: a daemon without it
@@ -132,6 +147,9 @@ class TurnDriver:
 
     def respond(self, request: dict[str, Any], decision: str, reason: str = "") -> bool:
         """Answer an approval request; False (and a notice) when it was already resolved."""
+        # Before the answer goes: the REPL's feed may show its `approval.resolved` first.
+        own = self.printer.own_answers
+        own.add(str(request.get("request")))
         try:
             self.conn.request(
                 methods.APPROVAL_RESPOND,
@@ -142,10 +160,32 @@ class TurnDriver:
                     "session": self.session,
                 },
             )
-        except errors.ApprovalNotPending as exc:
-            self.printer.notice(exc.message)
+        except errors.ApprovalNotPending:
+            own.discard(str(request.get("request")))
+            self.printer.notice("that question was already answered elsewhere", "dim")
             return False
         return True
+
+    def read_answer_line(self) -> str:
+        """A line of standard input ('' at its end), read while the events keep coming:
+        `AnsweredElsewhere` when the question on screen is answered by another client."""
+        from coding_harness.client.session.answer_wait import LineSource, read_line
+
+        if self._lines is None:
+            self._lines = LineSource()
+        return read_line(self._lines, self.conn, self._watch)
+
+    def _watch(self, notification: dict[str, Any] | None) -> None:
+        """An event read while asking: kept for later; the end of the question if it is
+        this question's answer."""
+        from coding_harness.client.session.answer_wait import AnsweredElsewhere
+
+        event = parse_event(notification)
+        if event is None or event.session != self.session or notification is None:
+            return
+        self._backlog.append(notification)
+        if event.kind == EventKind.APPROVAL_RESOLVED and event.text("request") == self._asking:
+            raise AnsweredElsewhere(event.data)
 
     def _handle(self, notification: dict[str, Any], turn: str) -> dict[str, Any] | None:
         event = parse_event(notification)
@@ -161,11 +201,18 @@ class TurnDriver:
         return None
 
     def _approve(self, data: dict[str, Any]) -> None:
+        from coding_harness.client.session.answer_wait import AnsweredElsewhere
+
+        self._asking = str(data.get("request"))
         try:
             answer = self.answer(data)
         except KeyboardInterrupt:
             self._interrupted()
             return
+        except AnsweredElsewhere:
+            return  # its `approval.resolved`, in the backlog, says who answered
+        finally:
+            self._asking = None
         if answer is None:
             self.printer.notice(
                 f"waiting for another client to answer: harness approve {self.session}"

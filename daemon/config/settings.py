@@ -76,6 +76,9 @@ class AgentSettings:
     # The check after an applied edit: a shell line or an argv; None: the project's own
     # is found (tools/edit/check_command.py). A project file sets it only once trusted.
     check_command: str | tuple[str, ...] | None = None
+    # The allow-list every session starts with (`/allow-cmd ... --save` writes it):
+    # `git log`, `cargo`, `uv run`, `make lint`, `mcp__SERVER__TOOL`; global file only.
+    allow_commands: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -133,6 +136,7 @@ _RULES = dict.fromkeys(_POSITIVE, "must be a positive number") | {
     "sandbox_network": "must be true or false",
     "check_command": "must be a command line, or a list of the program and its arguments",
     "sandbox_home": 'must be a list of folders in your home folder, as "~/name" or "/absolute"',
+    "allow_commands": 'must be a list of commands, as "git log", "cargo" or "uv run"',
 }
 
 
@@ -168,6 +172,11 @@ def _agent_value(key: str, value: Any) -> Any:
         return _home_folders(value)
     if key == "check_command":
         return _command(value)
+    if key == "allow_commands":
+        good = isinstance(value, list) and all(
+            isinstance(entry, str) and 1 <= len(entry.split()) <= 2 for entry in value
+        )
+        return tuple(" ".join(entry.split()) for entry in value) if good else _INVALID
     if key == "mode":
         return mode_named(value) or _INVALID
     return _INVALID

@@ -3,8 +3,9 @@
 `McpTools` wraps the turn's executor: its schemas are the built-in ones plus
 one function per offered MCP tool (`OfferedTool`, from the hub). A call of an
 MCP tool is checked (a JSON object, no secret value in it), put to the user
-unless its server's `approve` exempts the tool or the turn runs with `-y`
-(as commands are), then sent to the server; whatever happens (an error
+unless its server's `approve` exempts the tool, the turn runs with `-y` (as
+commands are) or the session allows the tool (an "always" answer, `/allow-cmd
+mcp__SERVER__TOOL`), then sent to the server; whatever happens (an error
 result, no answer in time, a server that died) comes back as a tool result
 the model can act on. In the read-only mode only the tools their servers
 mark read-only (`readOnlyHint`) are offered or run. Nothing of the SDK is
@@ -104,12 +105,16 @@ class McpTools:
         """None when the call may go ahead, else the tool result saying why not."""
         if self._ctx.auto_approve or not offered.spec.needs_approval(offered.tool):
             return None
+        if offered.name in self._ctx.extra_commands:  # "always", or /allow-cmd mcp__S__T
+            return None
         shown = json.dumps(arguments, ensure_ascii=False)
         if len(shown) > _SHOWN_ARGUMENTS:
             shown = shown[: _SHOWN_ARGUMENTS - 3] + "..."
         server = offered.spec.name
         summary = f"call the MCP tool `{offered.name}` (server '{server}') with {shown}"
-        request = ApprovalRequest(kind="command", path="", diff="", summary=summary)
+        request = ApprovalRequest(
+            kind="command", path="", diff="", summary=summary, allow=offered.name
+        )
         decision = await self._ctx.approver.ask(request)
         if decision.decision == "yes":
             return None

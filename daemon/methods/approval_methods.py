@@ -36,6 +36,7 @@ async def approval_respond(
         text("decision", decision),
         text("reason", reason, required=False),
         conn.label,
+        {"id": conn.id, "name": conn.client_name, "pid": conn.peer_pid},
     )
     return {"request": request_id, "decision": answer.decision, "at": time.time()}
 

@@ -10,7 +10,6 @@ client}` event (the next turn runs in it; a running turn keeps its own);
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -23,13 +22,11 @@ from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
 from coding_harness.daemon.sessions.session import Session
-from coding_harness.daemon.tools.shell.uv_gate import ASKED_COMMANDS
+from coding_harness.daemon.tools.shell.allow_list import MCP_PREFIX, BadEntry, checked_entry
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.vocabulary import SEARCH_ENGINE_ALIASES, SEARCH_ENGINES
-
-_COMMAND_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 
 # A checked change, not yet made: making it returns the notice to send (None: none).
 Change = Callable[[], str | None]
@@ -68,7 +65,8 @@ async def session_configure(
     for change in checked:
         notice = change()
         if notice:
-            target.emit(EventKind.NOTICE, {"message": f"{notice} (by {conn.label})"})
+            who = f"{conn.client_name}, pid {conn.peer_pid}"  # no connection id: a person reads it
+            target.emit(EventKind.NOTICE, {"message": f"{notice} (by {who})"})
     path = DEBUG_SWITCHES.path(target.id)
     return {
         "options": target.options.to_wire(),
@@ -140,21 +138,21 @@ def _mcp_servers(target: Session, value: Any, client: str) -> Change | None:
 
 
 def _allow(target: Session, value: Any) -> Change | None:
-    """`/allow-cmd PROGRAM [SUBCOMMAND]`: a program for run_shell, or a command that asks
-    (`uv run`, `uv sync`) to run unasked."""
+    """`/allow-cmd PROGRAM [SUBCOMMAND]`: a program for run_shell (or only its SUBCOMMAND,
+    `git log`), a command that asks (`uv run`, `make clean`) or an MCP tool to run
+    unasked (`allow_list.py`)."""
     if value is None:
         return None
-    name = " ".join(value.split()) if isinstance(value, str) else ""
-    if " " in name and name not in ASKED_COMMANDS:
-        raise errors.InvalidParams(
-            f"allow_command takes a program name, or one of {', '.join(sorted(ASKED_COMMANDS))}"
-        )
-    if " " not in name and not _COMMAND_NAME.fullmatch(name):
-        raise errors.InvalidParams("allow_command must be a program name, without a path")
+    try:
+        name = checked_entry(value if isinstance(value, str) else "")
+    except BadEntry as exc:
+        raise errors.InvalidParams(f"allow_command: {exc}") from None
 
     def allow() -> str:
         target.options.extra_commands.add(name)
-        if " " in name:
+        if name.startswith(MCP_PREFIX):
+            return f"the MCP tool {name} is now called without asking in this session"
+        if " " in name or name == "make":
             return f"`{name}` now runs without asking in this session"
         return f"run_shell may now run {name!r} in this session"
 

@@ -1,8 +1,10 @@
 """Approval requests of one session: asked of every client, first answer wins.
 
 `PendingApprovals.ask` publishes `approval.requested` and waits; the first
-valid `approval.respond` resolves it and every client sees
-`approval.resolved` with the decision and who gave it. A late or unknown
+valid `approval.respond` resolves it ("always": yes, and the request's `allow`
+entry joins the session's allow-list, `/allow-cmd`'s) and every client sees
+`approval.resolved` with the decision and who gave it (`client`, the
+connection's label, and `by`, its id, program name and pid). A late or unknown
 answer gets a clear error. With nobody to answer, the request simply waits.
 
 A request still unanswered after `notify.after_seconds` is sent once through
@@ -62,8 +64,10 @@ class _Pending:
 class PendingApprovals:
     """Implements the `Approver` seam for one session."""
 
-    def __init__(self, session: ApprovalHost) -> None:
+    def __init__(self, session: ApprovalHost, allowances: set[str] | None = None) -> None:
         self._session = session
+        # The session's allow-list, which an "always" answer adds the request's entry to.
+        self._allowances = allowances if allowances is not None else set()
         self._pending: dict[str, _Pending] = {}
         self._resolved_by: dict[str, str] = {}
         # Seconds an approval may wait; None waits for as long as it takes.
@@ -141,7 +145,16 @@ class PendingApprovals:
         reason = f"nobody answered within {self.timeout:g} s, so the change was not made"
         return self.respond(request_id, "no", reason, "harnessd (time limit)")
 
-    def respond(self, request_id: str, decision: str, reason: str, client: str) -> ApprovalDecision:
+    def respond(
+        self,
+        request_id: str,
+        decision: str,
+        reason: str,
+        client: str,
+        by: JSONObject | None = None,
+    ) -> ApprovalDecision:
+        """`client` names who answered for logs and old clients; `by` says it as fields
+        (`{"id", "name", "pid"}` of the connection), for a client to word it."""
         if decision not in DECISIONS:
             raise errors.InvalidParams(f"decision must be one of {', '.join(DECISIONS)}")
         pending = self._pending.get(request_id)
@@ -152,8 +165,18 @@ class PendingApprovals:
                     f"approval {request_id} was already resolved by {who}"
                 )
             raise errors.ApprovalNotPending(f"no pending approval {request_id} in this session")
+        if decision == "always":
+            entry = pending.request.allow
+            if not entry:
+                raise errors.InvalidParams(
+                    f"approval {request_id} offers no 'always' (only a command that asks "
+                    "does); answer yes"
+                )
+            self._allowances.add(entry)
         answer = ApprovalDecision(
-            decision=cast(Literal["yes", "no", "skip", "revert"], decision),
+            decision=cast(
+                Literal["yes", "no", "skip", "revert"], "yes" if decision == "always" else decision
+            ),
             reason=reason,
             client=client,
         )
@@ -163,10 +186,15 @@ class PendingApprovals:
             self._session.store.approval_resolved(
                 self._session.id, request_id, decision, reason, client
             )
-        self._session.emit(
-            EventKind.APPROVAL_RESOLVED,
-            {"request": request_id, "decision": decision, "reason": reason, "client": client},
-        )
+        resolved: JSONObject = {
+            "request": request_id,
+            "decision": decision,
+            "reason": reason,
+            "client": client,
+        }
+        if by is not None:
+            resolved["by"] = by
+        self._session.emit(EventKind.APPROVAL_RESOLVED, resolved)
         return answer
 
     def pending_seqs(self) -> set[int]:

@@ -106,7 +106,7 @@ class Session:
     workspace_told: bool = False
 
     def __post_init__(self) -> None:
-        self.approvals = PendingApprovals(self)
+        self.approvals = PendingApprovals(self, allowances=self.options.extra_commands)
         self._seq = itertools.count(self.first_seq)
         self._seq_reserved = self.first_seq - 1
 

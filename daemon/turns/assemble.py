@@ -40,6 +40,7 @@ from coding_harness.daemon.sessions.editor_buffers import EditorBuffers
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.store.recorder import StepRecorder
 from coding_harness.daemon.tools.context import PlanHooks, ToolContext, TurnOutcome
+from coding_harness.daemon.tools.shell.allow_list import Allowances
 from coding_harness.daemon.tools.shell.sandbox import (
     INSTALL_HINT,
     Sandbox,
@@ -96,7 +97,7 @@ def tool_context(
         check_timeout=config.agent.check_timeout,
         check_command=config.agent.check_command,
         outcome=outcome,
-        extra_commands=session.options.extra_commands,
+        extra_commands=Allowances(session.options.extra_commands, config.agent.allow_commands),
         fetch=FetchPolicy(allow_private=config.agent.fetch_private_urls),
         search=_search(session, config),
         plans=plans,

@@ -111,7 +111,8 @@ def test_a_make_through_run_shell_is_asked_too(
         Reply(tool_calls=[tool_call("run_shell", command="make check")]),
         Reply(content="Done."),
     )
-    asked = submit(conn, sandbox, "run the make targets gen, check")
+    # -y: `make gen` runs unasked; the changed build files are asked under -y too.
+    asked = submit(conn, sandbox, "run the make targets gen, check", yes=True)
     assert asked["path"] == "make check" and "+run-planted:" in asked["diff"]
     conn.request("approval.respond", {"request": asked["request"], "decision": "no"})
     events_until_finished(conn)

@@ -188,7 +188,8 @@ def test_a_key_from_the_credentials_folder_is_used_but_never_shown_to_tools(
             [profile] = conn.request("provider.list")["providers"]
             session = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
             conn.request("session.attach", {"session": session})
-            conn.request("session.submit", {"session": session, "text": "env"})
+            options = {"yes": True}  # a make target other than check would ask first
+            conn.request("session.submit", {"session": session, "text": "env", "options": options})
             while not len(model.requests) >= 2:
                 note = conn.next_notification(timeout=20)
                 assert note is not None, "the turn did not go on"

@@ -74,7 +74,7 @@ def test_a_post_tool_use_hook_sees_the_call_and_its_result(
     seen = sandbox.root / "post.json"
     use_hooks(sandbox, {"PostToolUse": [{"matcher": "run_shell", "command": f"cat > '{seen}'"}]})
     shell_then_done(model)
-    code, events, stderr = run_streamed(sandbox)
+    code, events, stderr = run_streamed(sandbox, "-y")  # a make target other than check asks
     assert code == 0, stderr
     assert (sandbox.workspace / "ran-mark").exists()
     data = json.loads(seen.read_text())

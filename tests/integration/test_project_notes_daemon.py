@@ -240,6 +240,9 @@ def test_a_tool_child_cannot_plant_notes(
         Reply(tool_calls=[tool_call("run_shell", command="make plant")]), Reply(content="Ran.")
     )
     session = new_session(conn, sandbox)
+    conn.request(  # a make target other than check asks in the ask mode
+        "session.configure", {"session": session, "allow_command": "make plant"}
+    )
     assert run_turn(conn, session, "run make plant in this repo")[-1]["data"]["exit_code"] == 0
     assert (sandbox.workspace / "verdict.txt").read_text() == "refused"
     assert kept(conn, sandbox) == []

@@ -124,7 +124,13 @@ def test_an_approval_answered_elsewhere_withdraws_the_question(
     run.type("say hi\n")  # a task again, not an answer
     run.wait_for("Hi again.")
     assert run.finish() == 0
-    assert "[no from" in run.err.text() and (calc_project / "calc.py").read_text() == BUGGY
+    err = run.err.text()
+    assert (
+        "rejected in another terminal (other, pid " in err
+        and "(other, pid" not in err.split("rejected in another terminal")[0]
+    )
+    assert "(edit rejected)" in err and "exit code" not in err  # said as a person would
+    assert (calc_project / "calc.py").read_text() == BUGGY
 
 
 def test_a_command_approval_is_asked_as_a_command(

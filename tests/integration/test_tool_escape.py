@@ -184,7 +184,8 @@ def _start_hanging_recipe(sandbox: Sandbox, model: FakeModelServer) -> Connectio
     model.add(Reply(tool_calls=[tool_call("run_shell", command="make hang")]), Reply(content="ok"))
     conn = client(sandbox.socket)
     session = open_session(conn, sandbox.workspace)
-    conn.request("session.submit", {"session": session, "text": "hang"})
+    # -y: a make target other than check would ask first (docs/modes.md).
+    conn.request("session.submit", {"session": session, "text": "hang", "options": {"yes": True}})
     deadline = time.monotonic() + 15
     while not all(_has_pid(sandbox.workspace / name) for name in RECIPE_PIDS):
         assert time.monotonic() < deadline, "the recipe did not start"

@@ -3,13 +3,14 @@
 The command line is split like a POSIX shell would split words, and nothing
 more: no pipes, no `;`, no `$(...)`, no globbing, no control characters. Only
 make, ls, pwd, cat and uv may run, by bare name, plus the programs the user
-allowed for the session (`/allow-cmd NAME`, carried in
-`ToolContext.extra_commands`). Each built-in program's options are read
+allowed (`/allow-cmd NAME`, or narrowed to a subcommand, `/allow-cmd git log`:
+`allow_list.py`; carried in `ToolContext.extra_commands`). Each built-in program's options are read
 against its table in `command_rules.py` (an allow-list: an option not listed
 is refused), and every word that could name a file is held to the workspace
 rules (inside, not hidden). make may not be given variables or be pointed at
-another makefile or folder; uv runs its read-only subcommands, asks the user
-before `uv run` and `uv sync`, and refuses the rest (`uv_gate.py`).
+another makefile or folder, and a target other than `check` is put to the user
+in the ask mode (`make_gate.py`); uv runs its read-only subcommands, asks the
+user before `uv run` and `uv sync`, and refuses the rest (`uv_gate.py`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ from coding_harness.daemon.tools.build_files import confirm_build_files
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.files import describe_kind
-from coding_harness.daemon.tools.shell.argv_rules import check_option_paths, check_words, parse
+from coding_harness.daemon.tools.shell.allow_list import narrowed_to, programs
+from coding_harness.daemon.tools.shell.argv_rules import (
+    Parsed,
+    check_option_paths,
+    check_words,
+    parse,
+)
 from coding_harness.daemon.tools.shell.command_rules import (
     CAT,
     LS,
@@ -33,6 +40,7 @@ from coding_harness.daemon.tools.shell.command_rules import (
     MAKE_ASSIGNMENT_REFUSED,
     PWD,
 )
+from coding_harness.daemon.tools.shell.make_gate import ask_to_make, make_access
 from coding_harness.daemon.tools.shell.process import ProcessResult, run_process
 from coding_harness.daemon.tools.shell.uv_gate import ask_to_run, plan_uv
 from coding_harness.daemon.tools.workspace import Workspace, is_hidden_name
@@ -49,7 +57,8 @@ async def run_shell(ctx: ToolContext, command: str) -> str:
     """Run one whitelisted command in the workspace and report its output."""
     argv = parse_command(command, allowed_extras(ctx.extra_commands))
     if check_command(ctx, argv) == "ask":
-        declined = await ask_to_run(ctx, argv)
+        asking = ask_to_make if argv[0] == "make" else ask_to_run
+        declined = await asking(ctx, argv)
         if declined is not None:
             return declined
     if argv[0] == "make" or argv[:2] in (["uv", "run"], ["uv", "sync"]):
@@ -69,9 +78,12 @@ async def run_shell(ctx: ToolContext, command: str) -> str:
 
 
 def allowed_extras(names: AbstractSet[str]) -> frozenset[str]:
-    """The session's extra programs that are bare, visible command names."""
+    """The programs the allow-list names that are bare, visible command names (`git`
+    for `git log` too; never an MCP tool's entry)."""
     return frozenset(
-        name for name in names if _COMMAND_NAME.fullmatch(name) and not is_hidden_name(name)
+        name
+        for name in programs(names)
+        if _COMMAND_NAME.fullmatch(name) and not is_hidden_name(name)
     )
 
 
@@ -107,6 +119,8 @@ def check_command(ctx: ToolContext, argv: list[str]) -> str:
     if program not in ALLOWED:  # a program the user allowed for this session
         _check_extra(ctx, program, args)
         return "run"
+    if program == "make":
+        return make_access(ctx, _check_make(ctx.workspace, args))
     if program == "uv":
         if ctx.dry_run:
             raise ToolRefusal(
@@ -116,7 +130,6 @@ def check_command(ctx: ToolContext, argv: list[str]) -> str:
             )
         return plan_uv(ctx.workspace, args).access
     rules: dict[str, Callable[[Workspace, list[str]], None]] = {
-        "make": _check_make,
         "ls": _check_ls,
         "cat": _check_cat,
         "pwd": _check_pwd,
@@ -131,15 +144,26 @@ def _check_extra(ctx: ToolContext, program: str, args: list[str]) -> None:
             f"refused: '{program}' was allowed for this session, but this is a dry run "
             "(--dry-run), in which only the built-in programs run, since others may write files"
         )
+    if program not in ctx.extra_commands:  # narrowed to some of its subcommands
+        allowed = narrowed_to(ctx.extra_commands, program)
+        if not args or args[0] not in allowed:
+            shown = ", ".join(f"{program} {word}" for word in allowed)
+            asked = shlex.join([program, *args[:1]])
+            raise ToolRefusal(
+                f"refused: of {program}, only {shown} may run in this session, and "
+                f"`{asked}` is not one of them (the subcommand must be the first word). "
+                f"The user can allow it with /allow-cmd {asked}"
+            )
     check_words(ctx.workspace, args)
 
 
-def _check_make(workspace: Workspace, args: list[str]) -> None:
+def _check_make(workspace: Workspace, args: list[str]) -> Parsed:
     parsed = parse("make", MAKE, args)
     for word in parsed.operands:
         if "=" in word:
             raise ToolRefusal("refused: " + MAKE_ASSIGNMENT_REFUSED.format(word=word))
         workspace.resolve_visible(word)
+    return parsed
 
 
 def _check_ls(workspace: Workspace, args: list[str]) -> None:

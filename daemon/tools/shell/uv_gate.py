@@ -97,12 +97,6 @@ def _refusal(words: tuple[str, ...]) -> ToolRefusal:
     return ToolRefusal(f"refused: '{shown}' {why}. {allowed_uv_commands()}")
 
 
-# The commands an "always" answer or `/allow-cmd uv run` lets run unasked.
-ASKED_COMMANDS = frozenset(
-    " ".join(["uv", *words]) for words, command in UV_COMMANDS.items() if command.access == "ask"
-)
-
-
 def allowed_uv_commands() -> str:
     """One sentence naming the uv commands run_shell runs, and those it asks about."""
     free = ["uv --version"]
@@ -156,10 +150,11 @@ async def ask_to_run(ctx: ToolContext, argv: list[str]) -> str | None:
     decision = await ctx.approver.ask(request)
     if decision.decision == "yes":
         return None
-    return _declined(shown, decision)
+    return declined_result(shown, decision)
 
 
-def _declined(shown: str, decision: ApprovalDecision) -> str:
+def declined_result(shown: str, decision: ApprovalDecision) -> str:
+    """The tool result of a command the user said no to, or skipped (with the reason)."""
     reason = decision.reason.strip()
     if decision.decision == "skip":
         return (

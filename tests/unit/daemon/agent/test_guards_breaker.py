@@ -95,7 +95,7 @@ def test_refused_programs_are_failures_of_one_shape(tmp_path: Path) -> None:
 
 def test_real_make_targets_that_do_not_exist(tmp_path: Path) -> None:
     (tmp_path / "Makefile").write_text("check:\n\t@echo ok\n")
-    ctx, _ = make_ctx(tmp_path)
+    ctx, _ = make_ctx(tmp_path, extra_commands=frozenset({"make"}))  # targets run unasked
     commands = ["make lint", "make style", "make format-check"]
     script = [shell_reply(command, f"c{i}") for i, command in enumerate(commands)]
     done = run_loop([*script, ModelReply(content="stop")], build_tools(ctx))

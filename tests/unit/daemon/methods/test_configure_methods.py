@@ -25,7 +25,8 @@ def test_configure_changes_options_and_tells_every_client_who(rig: Rig) -> None:
             target = rig.parts.sessions.get(session)
             assert target is not None
             notices = [e.data["message"] for e in target.events if e.kind == "notice"]
-            assert any("'cargo'" in n and conn.label in n for n in notices)
+            who = f"(by {conn.client_name}, pid {conn.peer_pid})"  # no connection id
+            assert any("'cargo'" in n and who in n for n in notices)
 
     asyncio.run(main())
 
@@ -34,8 +35,10 @@ def test_configure_changes_options_and_tells_every_client_who(rig: Rig) -> None:
     ("params", "message"),
     [
         ({"allow_command": "/bin/rm"}, "without a path"),
-        ({"allow_command": "cargo test"}, "a program name, or one of uv run, uv sync"),
-        ({"allow_command": "uv pip"}, "a program name, or one of uv run, uv sync"),
+        ({"allow_command": "git --all"}, "not a subcommand"),
+        ({"allow_command": "cargo test --all"}, "a program and its subcommand"),
+        ({"allow_command": "uv pip"}, "only `uv run` and `uv sync` ask"),
+        ({"allow_command": "ls src"}, "runs without a question already"),
         ({"search": "altavista"}, "search must be true, false or one of"),
         ({"token_budget": -1}, "token_budget must be a whole number"),
         ({"debug": "yes"}, "debug must be true or false"),

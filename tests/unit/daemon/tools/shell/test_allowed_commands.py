@@ -53,7 +53,7 @@ def test_still_no_shell_and_no_paths(root: Path) -> None:
 
 
 def test_names_that_are_not_bare_commands_are_ignored(root: Path) -> None:
-    given = frozenset({"echo", "/bin/sh", "../x", ".hidden", "a b", "", "ok-name_1.2"})
+    given = frozenset({"echo", "/bin/sh", "../x", ".hidden", "", "ok-name_1.2", "mcp__s__t"})
     assert allowed_extras(given) == frozenset({"echo", "ok-name_1.2"})
     assert "not allowed" in shell(root, "/bin/sh -c id", extra_commands=given)
 

@@ -156,7 +156,8 @@ def test_allowed_make_forms_run(root: Path, command: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["make -n check", "make --just-print check", "make --dry-run check", "make -sn"]
+    "command",
+    ["make -n check", "make --just-print check", "make --dry-run check", "make -sn check"],
 )
 def test_make_dry_run_options_are_allowed(root: Path, command: str) -> None:
     result = shell(root, command)
