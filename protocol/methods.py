@@ -43,6 +43,7 @@ PROVIDER_LIST: Final = "provider.list"
 PROVIDER_USE: Final = "provider.use"
 MODEL_USE: Final = "model.use"
 PROVIDER_DISCOVER: Final = "provider.discover"  # local servers and key variables found
+PROVIDER_WINDOW: Final = "provider.window"  # the model's context window, from its server
 
 MEMORY_GET: Final = "memory.get"  # a project's turn-close notes
 MEMORY_SET: Final = "memory.set"

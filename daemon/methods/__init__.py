@@ -25,6 +25,7 @@ from coding_harness.daemon.methods import (
     provider_methods,
     session_methods,
     undo_methods,
+    window_methods,
 )
 from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.server.rpc import Handler, MethodTable
@@ -40,6 +41,7 @@ AREAS: tuple[dict[str, Handler], ...] = (
     memory_methods.HANDLERS,
     undo_methods.HANDLERS,
     mcp_methods.HANDLERS,
+    window_methods.HANDLERS,
 )
 DETACHED = context_methods.DETACHED | mcp_methods.DETACHED
 

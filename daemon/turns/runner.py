@@ -69,6 +69,7 @@ class TurnRunner:
         self._lanes: dict[str, _Lane] = {}
         self._closing = False
         self.note_takers = NoteTakers(pool)
+        self.facts = pool.facts  # what the servers told: windows, models without tools
         self._worker = TurnWorker(configs=configs, deps=self._deps, note_takers=self.note_takers)
 
     def submit(
@@ -142,6 +143,7 @@ class TurnRunner:
                 lane.current.cancel()  # it still ends with turn.finished
             lane.queue.put_nowait(None)  # the worker ends once that is done
         self._deps.notes.pop(session.id, None)
+        self._deps.window_told.discard(session.id)
 
     def running(self) -> int:
         return sum(

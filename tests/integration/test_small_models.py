@@ -1,0 +1,96 @@
+"""Small local models as first-class users: the real daemon, the fake model server
+answering the window look-ups as Ollama, llama.cpp and the others do.
+
+The window the server tells shapes the first request (the small-window budget),
+one notice says how to raise a window too small to be useful, and `/context`
+and `provider.window` show the figure and where it came from.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from coding_harness.protocol.client import Connection
+from tests.integration.conftest import Sandbox
+from tests.support.fake_model_server import FakeModelServer, Reply
+from tests.support.processes import events_until_finished, run_harness
+
+AIDER_CHARS = 3_542  # aider's first request for this task on the same fake (issue 27)
+
+
+def request_chars(request: dict[str, Any]) -> int:
+    texts = sum(len(str(m.get("content") or "")) for m in request["messages"])
+    return texts + len(json.dumps(request.get("tools") or [], separators=(",", ":")))
+
+
+def tool_names(request: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in request.get("tools") or []]
+
+
+def one_shot(sandbox: Sandbox, calc_project: Path, *extra: str) -> None:
+    result = run_harness(
+        ["-q", "-y", *extra, "-p", "fix the bug in calc.py"], env=sandbox.env, cwd=calc_project
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def turn(conn: Connection, sandbox: Sandbox, text: str) -> list[dict[str, Any]]:
+    session = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    conn.request("session.attach", {"session": session})
+    conn.request("session.submit", {"session": session, "text": text})
+    return events_until_finished(conn)
+
+
+def notices(events: list[dict[str, Any]]) -> list[str]:
+    return [e["data"]["message"] for e in events if e["kind"] == "notice"]
+
+
+def test_a_llamacpp_window_of_8k_gets_the_small_first_request(
+    sandbox: Sandbox, model: FakeModelServer, calc_project: Path, daemon: object
+) -> None:
+    model.serve_window("llama.cpp", 8192)
+    model.add(Reply(content="Done."))
+    one_shot(sandbox, calc_project)
+    first = model.requests[0]
+    assert request_chars(first) <= AIDER_CHARS
+    assert "propose_edit" not in tool_names(first) and "fetch_url" not in tool_names(first)
+    assert {"read_file", "replace_text", "write_file", "run_shell"} <= set(tool_names(first))
+    assert "GET /props" in model.probes
+
+
+def test_without_a_window_from_the_server_the_full_request_goes(
+    sandbox: Sandbox, model: FakeModelServer, calc_project: Path, daemon: object
+) -> None:
+    model.add(Reply(content="Done."))
+    one_shot(sandbox, calc_project)
+    assert "propose_edit" in tool_names(model.requests[0])
+
+
+def test_an_ollama_default_window_is_said_once_with_how_to_raise_it(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    model.serve_window("ollama", 32_768, loaded=False)  # no num_ctx: Ollama's 4,096
+    model.add(Reply(content="Hello."), Reply(content="Hello again."))
+    session = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    conn.request("session.attach", {"session": session})
+    told: list[str] = []
+    for text in ("list the files in the project", "and read calc.py"):
+        conn.request("session.submit", {"session": session, "text": text})
+        told += notices(events_until_finished(conn))
+    raised = [n for n in told if "OLLAMA_CONTEXT_LENGTH=16384" in n]
+    assert len(raised) == 1, told
+    assert "4,096 tokens" in raised[0]
+
+
+def test_context_and_provider_window_show_the_figure_and_its_source(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    model.serve_window("vllm", 12_000)
+    session = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    context = conn.request("session.context", {"session": session})
+    assert context["context_limit"] == 12_000
+    assert context["window"]["source"] == "/models max_model_len"
+    window = conn.request("provider.window", {"cwd": str(sandbox.workspace)})
+    assert (window["tokens"], window["small"], window["provider"]) == (12_000, True, "fake")
