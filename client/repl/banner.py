@@ -1,7 +1,9 @@
 """What the REPL prints as it opens: the banner, the keys line, an attached session's history.
 
-The banner names the REPL, the session's provider, model and folder, and the
-keys (`KEYS`, printed again by `/help`). Attached to an existing session, the
+The banner names the REPL, the session's provider, model and folder, the
+model's context window as its server tells it (`provider.window`; left out when
+the daemon cannot say in `WINDOW_WAIT` seconds), and the keys (`KEYS`, printed
+again by `/help`). Attached to an existing session, the
 last `HISTORY_SHOWN` messages follow, with how many earlier ones are not shown.
 """
 
@@ -11,8 +13,8 @@ from typing import Any
 
 from coding_harness.client.render.history import print_history
 from coding_harness.client.render.style import Style
-from coding_harness.protocol import methods
-from coding_harness.protocol.client import Connection
+from coding_harness.protocol import errors, methods
+from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.history_pages import read_history
 
 KEYS = (
@@ -20,6 +22,7 @@ KEYS = (
     "Ctrl-R searches history · Ctrl-C cancels a turn · Ctrl-D leaves"
 )
 HISTORY_SHOWN = 20
+WINDOW_WAIT = 6.0
 
 
 def print_banner(style: Style, conn: Connection, session: dict[str, Any], attached: bool) -> None:
@@ -27,6 +30,9 @@ def print_banner(style: Style, conn: Connection, session: dict[str, Any], attach
     style.line("coding-harness REPL. /help for commands, /quit or Ctrl-D to leave.", "bold")
     where = [session.get("provider"), session.get("model"), session["cwd"]]
     style.line(" · ".join(str(part) for part in where if part), "dim")
+    window = window_line(conn, str(session["session"]))
+    if window:
+        style.line(window, "dim")
     style.line(KEYS, "dim")
     if attached:
         sid = str(session["session"])
@@ -36,3 +42,16 @@ def print_banner(style: Style, conn: Connection, session: dict[str, Any], attach
         if total["total"] > shown:
             style.line(f"({total['total'] - shown} earlier messages not shown)", "dim")
         print_history(read_history(conn, sid, offset=-shown), style, shown)
+
+
+def window_line(conn: Connection, session: str) -> str:
+    """ "context window: 8,192 tokens (llama.cpp /props n_ctx)", or "" when unknown."""
+    try:
+        found = conn.request(methods.PROVIDER_WINDOW, {"session": session}, WINDOW_WAIT)
+    except (errors.RpcError, DaemonUnreachable):
+        return ""
+    tokens = found.get("tokens")
+    if not isinstance(tokens, int):
+        return ""
+    small = "; small-window budget" if found.get("small") else ""
+    return f"context window: {tokens:,} tokens ({found.get('source', '?')}{small})"

@@ -39,7 +39,7 @@ from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import AGENT_TOOLS
 from coding_harness.daemon.turns.assemble import api_key, session_secrets, turn_system_prompt
 from coding_harness.daemon.turns.skills import list_skills
-from coding_harness.daemon.turns.small_window import map_tokens
+from coding_harness.daemon.turns.small_window import map_tokens, small_schemas
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 
@@ -54,7 +54,10 @@ async def session_context(parts: MethodParts, conn: Connection, session: Any) ->
     prompt = await asyncio.to_thread(turn_system_prompt, target.cwd, config, plan, window.small)
     found = await _map_of(parts, target, window)
     system = with_repo_map(with_notes(prompt, _notes_section(parts, target)), found.map)
-    tools = len(json.dumps(AGENT_TOOLS.schemas()))
+    schemas = AGENT_TOOLS.schemas()
+    if window.small:  # the short schemas a small window's turn offers
+        schemas = small_schemas(schemas, web=config.search.enabled)
+    tools = len(json.dumps(schemas))
     servers = parts.mcp.tool_sizes(config.mcp_servers)
     mcp_chars = sum(server["chars"] for server in servers)
     chars = len(system) + tools + mcp_chars

@@ -17,7 +17,7 @@ A window of 16k tokens or less (`context/window_fit.py`) gets a first request
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from coding_harness.daemon.agent.seams import JSONObject, ToolCall, ToolExecutor
 from coding_harness.daemon.tools.shell.run_shell import ALLOWED
@@ -76,16 +76,7 @@ class SmallWindowTools:
 
     def __init__(self, inner: ToolExecutor, *, web: bool, request: str) -> None:
         self._inner = inner
-        self._web = web
-        self._words = set(re.findall(r"[\w.-]+", request.lower()))
-
-    def _kept(self, name: str) -> bool:
-        if name in LEFT_OUT or (name in WEB_TOOLS and not self._web):
-            return False
-        if name.startswith("mcp__"):
-            parts = name.split("__")
-            return any(part.lower() in self._words for part in parts[1:])
-        return True
+        self._kept = _keeper(web, request)
 
     def schemas(self) -> list[JSONObject]:
         return [_short(s) for s in self._inner.schemas() if self._kept(_name(s))]
@@ -96,6 +87,25 @@ class SmallWindowTools:
             offered = ", ".join(_name(s) for s in self.schemas())
             return f"Error: '{name}' is not offered in this turn. Available tools: {offered}."
         return await self._inner.execute(call)
+
+
+def small_schemas(schemas: list[JSONObject], *, web: bool, request: str = "") -> list[JSONObject]:
+    """`schemas` as a small window's turn offers them (`/context` estimates with it)."""
+    kept = _keeper(web, request)
+    return [_short(s) for s in schemas if kept(_name(s))]
+
+
+def _keeper(web: bool, request: str) -> Callable[[str], bool]:
+    words = set(re.findall(r"[\w.-]+", request.lower()))
+
+    def kept(name: str) -> bool:
+        if name in LEFT_OUT or (name in WEB_TOOLS and not web):
+            return False
+        if name.startswith("mcp__"):  # offered when the request names its server or tool
+            return any(part.lower() in words for part in name.split("__")[1:])
+        return True
+
+    return kept
 
 
 def _name(schema: JSONObject) -> str:

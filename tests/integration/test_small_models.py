@@ -9,6 +9,7 @@ and `provider.window` show the figure and where it came from.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.processes import events_until_finished, run_harness
+from tests.support.repl_run import ReplRun
 
 AIDER_CHARS = 3_542  # aider's first request for this task on the same fake (issue 27)
 
@@ -94,3 +96,26 @@ def test_context_and_provider_window_show_the_figure_and_its_source(
     assert context["window"]["source"] == "/models max_model_len"
     window = conn.request("provider.window", {"cwd": str(sandbox.workspace)})
     assert (window["tokens"], window["small"], window["provider"]) == (12_000, True, "fake")
+
+
+def test_the_repl_banner_and_context_name_the_window(
+    sandbox: Sandbox, model: FakeModelServer, repl: Callable[..., ReplRun]
+) -> None:
+    model.serve_window("llama.cpp", 8192)
+    run = repl()
+    banner = "context window: 8,192 tokens (llama.cpp /props n_ctx; small-window budget)"
+    run.wait_for(banner, "err")
+    run.type("/context\n")
+    run.wait_for("llama.cpp /props n_ctx")  # the table's title: "...; window: <source>"
+    assert "of 8,192" in run.out.text()
+    assert run.finish() == 0
+
+
+def test_doctor_says_a_window_too_small_and_the_servers_setting_that_raises_it(
+    sandbox: Sandbox, model: FakeModelServer, daemon: object
+) -> None:
+    model.serve_window("llama.cpp", 4096)
+    result = run_harness(["doctor"], env=sandbox.env, cwd=sandbox.workspace)
+    line = next(x for x in result.stdout.splitlines() if "context window of fake" in x)
+    assert "4,096 tokens (llama.cpp /props n_ctx)" in line and line.startswith("PROBLEM")
+    assert "fix: restart llama-server with -c 16384" in result.stdout
