@@ -119,3 +119,23 @@ def test_doctor_says_a_window_too_small_and_the_servers_setting_that_raises_it(
     line = next(x for x in result.stdout.splitlines() if "context window of fake" in x)
     assert "4,096 tokens (llama.cpp /props n_ctx)" in line and line.startswith("PROBLEM")
     assert "fix: restart llama-server with -c 16384" in result.stdout
+
+
+def test_a_tool_call_written_as_text_is_run_and_kept_as_a_call(
+    sandbox: Sandbox, model: FakeModelServer, calc_project: Path, daemon: object
+) -> None:
+    written = '<tool_call>\n{"name": "read_file", "arguments": {"path": "calc.py"}}\n</tool_call>'
+    model.add(Reply(content=written), Reply(content="add subtracts instead of adding."))
+    result = run_harness(
+        ["--output-format", "json", "-p", "what is wrong in calc.py?"],
+        env=sandbox.env,
+        cwd=calc_project,
+    )
+    report = json.loads(result.stdout)
+    assert (report["exit_code"], report["reply"]) == (0, "add subtracts instead of adding.")
+    second = model.requests[1]["messages"]
+    call = next(m for m in second if m.get("tool_calls"))
+    assert call["tool_calls"][0]["function"]["name"] == "read_file"
+    result_message = second[second.index(call) + 1]
+    assert result_message["role"] == "tool" and "return a - b" in result_message["content"]
+    assert result_message["tool_call_id"] == call["tool_calls"][0]["id"]
