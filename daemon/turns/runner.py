@@ -21,8 +21,8 @@ from typing import Any
 
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor
 from coding_harness.daemon.config.loader import ConfigCache
+from coding_harness.daemon.context.notes_schedule import NoteTakers
 from coding_harness.daemon.context.plan_book import PlanBook
-from coding_harness.daemon.context.turn_notes import NoteTakers
 from coding_harness.daemon.index.hub import IndexHub
 from coding_harness.daemon.mcp.hub import McpHub
 from coding_harness.daemon.providers.pool import ProviderPool

@@ -7,8 +7,8 @@ A window of 16k tokens or less (`context/window_fit.py`) gets a first request
   parameters, and leaves out what the turn can do without: propose_edit
   (write_file and replace_text do its work through the same gate), the web
   tools when no search engine is configured, and MCP tools unless the request
-  names their server or tool. A call to a tool left out gets a result saying
-  which tools there are; every other call runs as before;
+  names their server or tool. Only the schemas change: a call to a tool left
+  out still runs, through the same gate, as every other call does;
 - the repo map gets `MAP_TOKENS` at most and the notes `NOTES_TOKENS`
   (`map_tokens`, `notes_lines`); the system prompt is the short one
   (`agent/prompts.py`); compaction starts earlier (`TurnWindow.compact_at`).
@@ -82,10 +82,8 @@ class SmallWindowTools:
         return [_short(s) for s in self._inner.schemas() if self._kept(_name(s))]
 
     async def execute(self, call: ToolCall) -> str:
-        name = call.name.strip()
-        if name and not self._kept(name):
-            offered = ", ".join(_name(s) for s in self.schemas())
-            return f"Error: '{name}' is not offered in this turn. Available tools: {offered}."
+        """Every call runs as before: a tool left out of the schemas still works when a
+        model names it anyway (the same gate, the same checks)."""
         return await self._inner.execute(call)
 
 

@@ -9,15 +9,25 @@ and `provider.window` show the figure and where it came from.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol.client import Connection
 from tests.integration.conftest import Sandbox
-from tests.support.fake_model_server import FakeModelServer, Reply
+from tests.support.fake_model_server import (
+    FakeModelServer,
+    Reply,
+    start_stream,
+    stream_chunks,
+    tool_call,
+    write_piece,
+)
 from tests.support.processes import events_until_finished, run_harness
 from tests.support.repl_run import ReplRun
+from tests.support.waiting import wait_for
 
 AIDER_CHARS = 3_542  # aider's first request for this task on the same fake (issue 27)
 
@@ -139,3 +149,35 @@ def test_a_tool_call_written_as_text_is_run_and_kept_as_a_call(
     result_message = second[second.index(call) + 1]
     assert result_message["role"] == "tool" and "return a - b" in result_message["content"]
     assert result_message["tool_call_id"] == call["tool_calls"][0]["id"]
+
+
+class CountsNotes:
+    """A scripted answer that notes how many notes calls came before it."""
+
+    def __init__(self, server: FakeModelServer, reply: Reply) -> None:
+        self.server, self.reply = server, reply
+        self.seen: int | None = None
+
+    def perform(self, handler: BaseHTTPRequestHandler, released: threading.Event) -> None:
+        self.seen = len(self.server.notes_requests)
+        start_stream(handler)
+        for chunk in stream_chunks(self.reply):
+            write_piece(handler, f"data: {json.dumps(chunk)}\n\n".encode())
+        write_piece(handler, b"data: [DONE]\n\n")
+        handler.wfile.write(b"0\r\n\r\n")
+        handler.wfile.flush()
+
+
+def test_on_a_local_server_the_notes_call_waits_for_an_idle_session(
+    sandbox: Sandbox, model: FakeModelServer, conn: Connection
+) -> None:
+    second = CountsNotes(model, Reply(content="Read it."))
+    model.add(Reply(tool_calls=[tool_call("list_dir", path=".")]), Reply(content="Listed."))
+    model.add(Reply(tool_calls=[tool_call("list_dir", path=".")]), second)
+    session = conn.request("session.create", {"cwd": str(sandbox.workspace)})["session"]
+    conn.request("session.attach", {"session": session})
+    for text in ("list the files in the project", "list the files again"):
+        conn.request("session.submit", {"session": session, "text": text})
+        events_until_finished(conn)
+    assert second.seen == 0  # the first turn's notes did not go ahead of the next turn
+    wait_for(lambda: len(model.notes_requests) == 2, "both turns' notes", within=20)
