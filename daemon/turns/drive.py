@@ -4,7 +4,8 @@
 loop), builds the system prompt (with the project's notes, read once per
 session: see `project_notes`), publishes the route and sends the request
 down it: the general route is one call without tools, the others the tool
-loop. `compact_session` replaces a session's history with a resume brief
+loop, or, for a model that takes no tools, the text edit format
+(`text_edits.py`). `compact_session` replaces a session's history with a resume brief
 between turns, for `session.compact`. What the turn holds as it goes is
 `state.py`'s; the queue that runs it, `runner.py` and `worker.py`.
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopResult
+from coding_harness.daemon.agent.model_errors import ModelToolsUnsupported
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.config.hook_settings import USER_PROMPT_SUBMIT
@@ -72,6 +74,7 @@ from coding_harness.daemon.turns.small_window import (
     notes_lines,
 )
 from coding_harness.daemon.turns.state import Turn, TurnDeps
+from coding_harness.daemon.turns.text_edits import tell_no_tools, text_edit_turn
 from coding_harness.protocol.methods import EventKind
 
 log = logging.getLogger(__name__)
@@ -85,6 +88,7 @@ class _Parts:
     search: SearchEngine | None
     secrets: Secrets
     hooks: HookRunner
+    tools: ToolExecutor
 
 
 async def drive_turn(deps: TurnDeps, turn: Turn) -> LoopResult:
@@ -154,7 +158,14 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     working[-1]["content"] = _pending_note(session) + searched + (added and f"\n\n{added}")
     if decision.route == "general":
         return await answer_general(parts.loop, working)
-    return await until_stopped(parts.loop, working, parts.hooks)
+    facts = deps.pool.facts
+    if facts.no_tools(turn.profile):  # the text edit format (`text_edits.py`)
+        return await text_edit_turn(parts.loop, parts.tools, working, session.cwd)
+    try:
+        return await until_stopped(parts.loop, working, parts.hooks)
+    except ModelToolsUnsupported:
+        await tell_no_tools(facts, turn.profile, api_key(session, turn.profile), events)
+        return await text_edit_turn(parts.loop, parts.tools, working, session.cwd)
 
 
 async def turn_window(deps: TurnDeps, turn: Turn) -> TurnWindow:
@@ -266,6 +277,7 @@ def _assemble(deps: TurnDeps, turn: Turn, lease: Lease, window: TurnWindow) -> _
         search=context.search,
         secrets=context.secrets,
         hooks=hooks,
+        tools=tools,
     )
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.protocol.client import Connection
-from tests.integration.conftest import Sandbox
+from tests.integration.conftest import FIXED, Sandbox
 from tests.support.fake_model_server import (
     FakeModelServer,
+    Fault,
     Reply,
     start_stream,
     stream_chunks,
@@ -181,3 +182,32 @@ def test_on_a_local_server_the_notes_call_waits_for_an_idle_session(
         events_until_finished(conn)
     assert second.seen == 0  # the first turn's notes did not go ahead of the next turn
     wait_for(lambda: len(model.notes_requests) == 2, "both turns' notes", within=20)
+
+
+NO_TOOLS = json.dumps(
+    {"error": {"message": "registry.ollama.ai/library/fake-model:latest does not support tools"}}
+)
+EDIT = (
+    "add subtracts; here is the fix.\n\n"
+    "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+)
+
+
+def test_a_model_without_tools_edits_in_text_blocks_through_the_gate(
+    sandbox: Sandbox, model: FakeModelServer, calc_project: Path, daemon: object
+) -> None:
+    model.serve_window("ollama", 32_768, tools=False, others={"qwen2.5-coder:7b": True})
+    model.add(Fault(400, NO_TOOLS), Reply(content=EDIT), Reply(content="It adds now."))
+    args = ["--output-format", "json", "-y", "-p", "fix the bug in calc.py"]
+    result = run_harness(args, env=sandbox.env, cwd=calc_project)
+    report = json.loads(result.stdout)
+    assert report["exit_code"] == 0, result.stderr
+    assert report["files_changed"] == ["calc.py"]
+    assert (calc_project / "calc.py").read_text() == FIXED
+    assert "does not support tools" in result.stderr and "qwen2.5-coder:7b" in result.stderr
+    asked = model.requests[1]
+    assert "tools" not in asked and "return a - b" in asked["messages"][0]["content"]
+    # The next turn goes without tools at once: the daemon remembers.
+    again = run_harness(["-p", "and what does add do now?"], env=sandbox.env, cwd=calc_project)
+    assert again.returncode == 0, again.stderr
+    assert "tools" not in model.requests[-1]
