@@ -43,7 +43,7 @@ AREAS: tuple[dict[str, Handler], ...] = (
     mcp_methods.HANDLERS,
     window_methods.HANDLERS,
 )
-DETACHED = context_methods.DETACHED | mcp_methods.DETACHED
+DETACHED = context_methods.DETACHED | mcp_methods.DETACHED | window_methods.DETACHED
 
 __all__ = ["MethodParts", "build_methods"]
 

@@ -54,3 +54,5 @@ async def provider_window(
 
 
 HANDLERS: dict[str, Handler] = {m.PROVIDER_WINDOW: provider_window}
+# May wait on a slow model server: the connection goes on answering meanwhile.
+DETACHED = frozenset({m.PROVIDER_WINDOW})

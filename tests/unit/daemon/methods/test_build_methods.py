@@ -41,6 +41,7 @@ SERVED = [
     m.PROVIDER_USE,
     m.MODEL_USE,
     m.PROVIDER_DISCOVER,
+    m.PROVIDER_WINDOW,
     m.MEMORY_GET,
     m.MEMORY_SET,
     m.SESSION_UNDO,
@@ -54,8 +55,9 @@ APP = "coding_harness.daemon.app"
 def test_every_method_is_served_and_only_the_long_waits_are_detached(rig: Rig) -> None:
     table = build_methods(rig.parts)
     assert table.names() == sorted(SERVED)
-    # A compaction (a model call) and an MCP restart (a server start) may take long.
-    assert table.detached == {m.SESSION_COMPACT, m.MCP_RESTART}
+    # A compaction (a model call), an MCP restart (a server start) and the window's
+    # look-up (a model server that may be slow to answer) may take long.
+    assert table.detached == {m.SESSION_COMPACT, m.MCP_RESTART, m.PROVIDER_WINDOW}
 
 
 def _imports(path: Path) -> set[str]:
