@@ -35,7 +35,7 @@ the new lines
 The line before the block names the file, relative to the workspace. Leave the
 SEARCH part empty to create a new file. The user reviews each change; the
 project's check runs after the accepted ones and you are shown its result.
-Files the request names are shown to you below; ask for others by path."""
+Files the request names are shown to you below."""
 
 _START = re.compile(r"^\s*<{5,9} ?SEARCH\s*$")
 _MIDDLE = re.compile(r"^\s*={5,9}\s*$")
