@@ -47,6 +47,7 @@ PROVIDER_USE: Final = "provider.use"
 MODEL_USE: Final = "model.use"
 MODEL_LIST: Final = "model.list"  # {session}: the models the session's server offers
 PROVIDER_DISCOVER: Final = "provider.discover"  # local servers and key variables found
+PROVIDER_WINDOW: Final = "provider.window"  # the model's context window, from its server
 
 MEMORY_GET: Final = "memory.get"  # a project's turn-close notes
 MEMORY_SET: Final = "memory.set"

@@ -7,7 +7,8 @@ the sandbox commands run in (`doctor_sandbox`),
 the user service (installed, for this Python, enabled), and the daemon
 itself when its discovery record says one runs (answering, same pid and
 socket as recorded, not older than this client), then what model servers and key
-variables that daemon finds here (`doctor_discovery`). Exit 0 when all is well,
+variables that daemon finds here (`doctor_discovery`) and the default model's
+context window (`doctor_window`). Exit 0 when all is well,
 1 when anything needs fixing; notes ("info") never fail the run.
 """
 
@@ -36,6 +37,7 @@ from coding_harness.client.commands.doctor_config import (
 from coding_harness.client.commands.doctor_discovery import check_discovery
 from coding_harness.client.commands.doctor_mcp import check_mcp
 from coding_harness.client.commands.doctor_sandbox import check_sandbox
+from coding_harness.client.commands.doctor_window import check_window
 from coding_harness.client.render.sanitize import visible
 from coding_harness.client.service import service_units
 from coding_harness.client.session import version_skew
@@ -85,6 +87,7 @@ def run_checks(env: dict[str, str], *, home: Path, cwd: Path) -> list[Finding]:
         *check_service(env),
         *daemon_findings,
         *discovered,
+        *check_window(env, cwd),
     ]
 
 

@@ -39,7 +39,7 @@ LEGACY_KEYS = TOP_KEYS | {"provider", "model"}
 PROFILE_KEYS = frozenset(
     {
         *("type", "endpoint", "model", "api_key_env", "generation", "pricing", "retry"),
-        *("timeouts", "notes", "json_schema"),
+        *("timeouts", "notes", "json_schema", "context_window", "tools"),
     }
 )
 TYPES = frozenset({"openai", "mlx", "ollama", "omlx", "sushi"})

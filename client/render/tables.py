@@ -61,6 +61,9 @@ def print_table(table: Table, out: TextIO | None = None, *, color: bool | None =
 def context_table(data: Mapping[str, Any]) -> Table:
     total, limit = _int(data.get("total_tokens")), data.get("context_limit")
     share = f" of {_int(limit):,} ({total / _int(limit):.0%})" if _int(limit) else ""
+    window = data.get("window")
+    if isinstance(window, Mapping) and window.get("source"):
+        share += f"; window: {one_line(str(window['source']), 80)}"
     table = _table(f"context: {total:,} tokens{share}")
     table.add_column("#", justify="right", no_wrap=True, min_width=3)
     table.add_column("role", no_wrap=True, min_width=9)

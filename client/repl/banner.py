@@ -2,10 +2,12 @@
 
 The banner names the REPL, the session's provider, model and folder (a session
 on the default profile has none of its own: `provider.list` says which the next
-turn uses), and the keys (`KEYS`, printed again by `/help`). An attached
-session's last turns follow it, replayed through the live renderer
-(`replay.py`); a session with messages but no turns to replay (a conversation
-loaded with `/load`) shows its last HISTORY_SHOWN messages instead.
+turn uses), the model's context window as its server tells it (`provider.window`;
+left out when the daemon cannot say in `WINDOW_WAIT` seconds), and the keys
+(`KEYS`, printed again by `/help`). An attached session's last turns follow it,
+replayed through the live renderer (`replay.py`); a session with messages but no
+turns to replay (a conversation loaded with `/load`) shows its last HISTORY_SHOWN
+messages instead.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 from coding_harness.client.render.history import print_history
 from coding_harness.client.render.style import Style
 from coding_harness.protocol import errors, methods
-from coding_harness.protocol.client import Connection
+from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.history_pages import read_history
 
 KEYS = (
@@ -25,6 +27,7 @@ KEYS = (
     "Ctrl-D leaves"
 )
 HISTORY_SHOWN = 20
+WINDOW_WAIT = 6.0
 
 
 def print_banner(style: Style, conn: Connection, session: dict[str, Any], attached: bool) -> None:
@@ -37,6 +40,9 @@ def print_banner(style: Style, conn: Connection, session: dict[str, Any], attach
             provider, model = provider or listed.get("active"), model or listed.get("model")
     where = [provider, model, session["cwd"]]
     style.line(" · ".join(str(part) for part in where if part), "dim")
+    window = window_line(conn, str(session["session"]))
+    if window:
+        style.line(window, "dim")
     style.line(KEYS, "dim")
     if attached:
         style.line(f"attached to session {session['session']}", "dim")
@@ -48,3 +54,16 @@ def print_messages(style: Style, conn: Connection, sid: str) -> None:
     if total["total"] > HISTORY_SHOWN:
         style.line(f"({total['total'] - HISTORY_SHOWN} earlier messages not shown)", "dim")
     print_history(read_history(conn, sid, offset=-HISTORY_SHOWN), style, HISTORY_SHOWN)
+
+
+def window_line(conn: Connection, session: str) -> str:
+    """ "context window: 8,192 tokens (llama.cpp /props n_ctx)", or "" when unknown."""
+    try:
+        found = conn.request(methods.PROVIDER_WINDOW, {"session": session}, WINDOW_WAIT)
+    except (errors.RpcError, DaemonUnreachable):
+        return ""
+    tokens = found.get("tokens")
+    if not isinstance(tokens, int):
+        return ""
+    small = "; small-window budget" if found.get("small") else ""
+    return f"context window: {tokens:,} tokens ({found.get('source', '?')}{small})"

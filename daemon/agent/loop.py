@@ -12,6 +12,12 @@ A `ContextKeeper`, when given, keeps the conversation inside the model's
 context: it compacts before a call whose prompt would be too big, and once
 more, followed by one retry, when the provider says the prompt did not fit.
 
+A reply whose calls came as text (`<tool_call>{...}`, `[TOOL_CALLS]`,
+`<|python_tag|>`, a bare JSON object naming an offered tool: `text_calls.py`)
+is taken as those calls, and kept in the history as calls with their results,
+the shape the server expects back. Its text is held from the clients until the
+reply is complete, so the call is not shown as words.
+
 Two guards reshape what the model is told instead of stopping: calls cut off
 at the output token limit are answered with "split the write"
 (`truncation.py`), and repeated shell failures of one shape become a question
@@ -39,6 +45,7 @@ from coding_harness.daemon.agent.seams import (
     ToolExecutor,
     Usage,
 )
+from coding_harness.daemon.agent.text_calls import calls_in_text, may_hold_calls
 from coding_harness.daemon.agent.truncation import (
     CUT_OFF_RESULT,
     CUT_OFF_RETRY,
@@ -94,12 +101,31 @@ class ContextKeeper(Protocol):
 
 
 class _DeltaSink:
+    """Text and reasoning as events; while `holding`, the text that may still turn out
+    to be calls written as text waits for `settle`."""
+
     def __init__(self, events: EventSink) -> None:
         self._events = events
+        self.holding = False
+        self._held = ""
+
+    def begin(self, holding: bool) -> None:
+        self.holding, self._held = holding, ""
 
     def text_delta(self, text: str) -> None:
+        if self.holding:
+            self._held += text
+            if may_hold_calls(self._held):
+                return
+            self.holding, text, self._held = False, self._held, ""
         if text:
             self._events.emit(EventKind.TEXT_DELTA, {"text": text})
+
+    def settle(self, shown: str | None) -> None:
+        """The reply is complete: the held text goes out, or `shown` instead (what is
+        left of a text that held calls)."""
+        held, self._held, self.holding = self._held, "", False
+        self.text_delta(held if shown is None else shown)
 
     def reasoning_delta(self, text: str) -> None:
         if text:
@@ -202,11 +228,26 @@ class AgentLoop:
             own["tools"] = self._tools.schemas()
             own["tool_choice"] = "auto"
         payload = request_payload(own, self._settings.generation)
+        self._sink.begin(holding=with_tools)
         reply = await self._model.complete(payload, self._sink)
         if reply.usage is not None:
             self._budget.add(reply.usage)
             self._on_usage(reply.usage)
-        return reply
+        found = None
+        if with_tools and not reply.tool_calls:
+            offered = [str(s["function"]["name"]) for s in own["tools"]]
+            found = calls_in_text(reply.content, offered)
+        if found is None:
+            self._sink.settle(None)
+            return reply
+        self._sink.settle(found.text)
+        return ModelReply(
+            content=found.text,
+            reasoning=reply.reasoning,
+            tool_calls=found.calls,
+            finish_reason="tool_calls",
+            usage=reply.usage,
+        )
 
     async def _run_tools(
         self,

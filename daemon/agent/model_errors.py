@@ -13,7 +13,8 @@ inside a successful answer). Nothing above the provider layer ever sees an
     +-- ModelRequestRejected   4xx: bad request, key, model, size
     |   +-- ModelContextExceeded   the conversation does not fit the context
     |   +-- ModelBadRequest        the request itself is invalid (400, 422, or a
-    |                              500 whose body is a validation or parse error)
+    |       |                      500 whose body is a validation or parse error)
+    |       +-- ModelToolsUnsupported  the model takes no tools ("does not support tools")
     +-- ModelServerError       5xx
     +-- ModelBadResponse       a success status with a body we cannot use
     +-- ModelStreamCut         the stream ended before the answer did
@@ -89,6 +90,11 @@ class ModelContextExceeded(ModelRequestRejected):
 
 class ModelBadRequest(ModelRequestRejected):
     """The server says the request itself is invalid: the same request gets the same answer."""
+
+
+class ModelToolsUnsupported(ModelBadRequest):
+    """The model cannot be offered tools (Ollama: "MODEL does not support tools"): its
+    turns go on in the text edit format (`turns/text_edits.py`)."""
 
 
 class ModelServerError(ModelError):

@@ -5,10 +5,12 @@ which environment variable holds the key (`api_key_env`), the model, the
 generation parameters sent with every request, the pricing, the retry
 policy, and the turn-close notes (`notes`: off with false; `json_schema`:
 whether the server is asked for JSON through `response_format`, by default
-for type openai only). Validation raises `ConfigError` with the file and key of the bad
-value; `origin_of(key path)` tells which file set it. Generation keys that
-are not sampling parameters (see `generation.py`) are dropped with a problem
-naming each key and its file.
+for type openai only), the window in tokens when the server cannot say it
+(`context_window`), and `tools: false` for a model without tool calls (its
+turns use the text edit format, docs/local-models.md). Validation raises
+`ConfigError` with the file and key of the bad value; `origin_of(key path)`
+tells which file set it. Generation keys that are not sampling parameters
+(see `generation.py`) are dropped with a problem naming each key and its file.
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ class ProviderProfile:
     timeouts: StallLimits = StallLimits()
     notes: bool = True  # a short call after each coding turn keeps project notes
     json_schema: bool = True  # the notes call asks with response_format json_schema
+    context_window: int | None = None  # tokens, when the server cannot say (window.py)
+    tools: bool = True  # false: the model gets no tools, edits come as text blocks
 
 
 def bad(origin_of: OriginOf, path: KeyPath, what: str) -> ConfigError:
@@ -144,7 +148,17 @@ def parse_profile(
         ),
         notes=_flag(raw, "notes", True, origin_of, at),
         json_schema=_flag(raw, "json_schema", kind == "openai", origin_of, at),
+        context_window=_window(raw.get("context_window"), origin_of, at),
+        tools=_flag(raw, "tools", True, origin_of, at),
     )
+
+
+def _window(raw: Any, origin_of: OriginOf, at: KeyPath) -> int | None:
+    if raw is None:
+        return None
+    if not (isinstance(raw, int) and not isinstance(raw, bool) and 256 <= raw <= 100_000_000):
+        raise bad(origin_of, (*at, "context_window"), "must be a whole number of tokens (>= 256)")
+    return raw
 
 
 def _flag(

@@ -14,7 +14,8 @@ the store's totals (not the turn's: its `turn.finished` has gone out, and the
 event's `turn` stays what that said); the exchange goes to the `--debug` log
 marked as the notes call; a call that would pass a spending limit is not made. Any
 failure is an empty result and a debug line: no event, no error, and the
-turn (already finished) is not touched.
+turn (already finished) is not touched. When the call is made, and its
+waiting for an idle session on a local server, is `notes_schedule.py`'s.
 """
 
 from __future__ import annotations
@@ -96,31 +97,6 @@ def wants_notes(
         and session.store is not None
         and not (budget and used >= budget)
     )
-
-
-class NoteTakers:
-    """The notes calls under way, in the background, and the servers that refused a schema."""
-
-    def __init__(self, pool: ProviderPool) -> None:
-        self._pool = pool
-        self.refusals = SchemaRefusals()
-        self._tasks: set[asyncio.Task[TurnNotes]] = set()
-
-    def start(self, job: NotesJob) -> None:
-        task = asyncio.create_task(
-            take_notes(job, self._pool, self.refusals), name=f"notes-{job.turn}"
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def cancel(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-
-    async def settled(self) -> None:
-        """Wait for the calls under way."""
-        if self._tasks:
-            await asyncio.wait(list(self._tasks))
 
 
 async def take_notes(job: NotesJob, pool: ProviderPool, refusals: SchemaRefusals) -> TurnNotes:

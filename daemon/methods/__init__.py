@@ -27,6 +27,7 @@ from coding_harness.daemon.methods import (
     session_admin,
     session_methods,
     undo_methods,
+    window_methods,
 )
 from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.server.rpc import Handler, MethodTable
@@ -44,8 +45,14 @@ AREAS: tuple[dict[str, Handler], ...] = (
     memory_methods.HANDLERS,
     undo_methods.HANDLERS,
     mcp_methods.HANDLERS,
+    window_methods.HANDLERS,
 )
-DETACHED = context_methods.DETACHED | mcp_methods.DETACHED | model_methods.DETACHED
+DETACHED = (
+    context_methods.DETACHED
+    | mcp_methods.DETACHED
+    | model_methods.DETACHED
+    | window_methods.DETACHED
+)
 
 __all__ = ["MethodParts", "build_methods"]
 

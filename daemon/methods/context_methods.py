@@ -1,6 +1,7 @@
 """`session.context`, `session.map`, `session.compact`, `plan.get` and `skills.list`.
 
-What the model's context holds and how big it is (estimated: the system prompt
+What the model's context holds and how big it is, against the window its server
+tells (`window`: the figure and where it came from; estimated: the system prompt
 as the next turn builds it, the project's notes section included, the tool
 schemas, those of the running MCP servers the session's folder uses, and the
 history), replacing it with a resume brief, the session's plan
@@ -18,10 +19,10 @@ from typing import Any
 
 from coding_harness.daemon.agent.prompts import with_notes
 from coding_harness.daemon.config.profiles import ConfigError
-from coding_harness.daemon.context.compactor import context_limit
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plans import plan_status
 from coding_harness.daemon.context.window import context_table, tokens
+from coding_harness.daemon.context.window_fit import TurnWindow, window_for
 from coding_harness.daemon.index.session_map import (
     SessionMap,
     conversation_texts,
@@ -36,8 +37,9 @@ from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import AGENT_TOOLS
-from coding_harness.daemon.turns.assemble import session_secrets, turn_system_prompt
+from coding_harness.daemon.turns.assemble import api_key, session_secrets, turn_system_prompt
 from coding_harness.daemon.turns.skills import list_skills
+from coding_harness.daemon.turns.small_window import map_tokens, small_schemas
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 
@@ -51,32 +53,49 @@ MIN_COMPACT_MESSAGES = 4
 async def session_context(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
     target = session_of(parts, session)
     config = parts.configs.get(target.cwd)
-    limit = context_limit(session_profile(parts, target), config)
+    window = await _window(parts, target)
     plan = parts.turns.plans.current(target, target.history)
-    prompt = await asyncio.to_thread(turn_system_prompt, target.cwd, config, plan)
-    found = await _map_of(parts, target)
+    prompt = await asyncio.to_thread(turn_system_prompt, target.cwd, config, plan, window.small)
+    found = await _map_of(parts, target, window)
     system = with_repo_map(with_notes(prompt, _notes_section(parts, target)), found.map)
-    tools = len(json.dumps(AGENT_TOOLS.schemas()))
+    schemas = AGENT_TOOLS.schemas()
+    if window.small:  # the short schemas a small window's turn offers
+        schemas = small_schemas(schemas, web=config.search.enabled)
+    tools = len(json.dumps(schemas))
     servers = parts.mcp.tool_sizes(config.mcp_servers)
     mcp_chars = sum(server["chars"] for server in servers)
-    table = context_table(target.history, system_chars=len(system) + tools + mcp_chars, limit=limit)
+    chars = len(system) + tools + mcp_chars
+    table = context_table(target.history, system_chars=chars, limit=window.tokens)
     mcp = [{**server, "tokens": tokens(server["chars"])} for server in servers]
-    return {"session": target.id, **table, "mcp_servers": mcp, "repo_map_tokens": found.tokens}
+    return {
+        "session": target.id,
+        **table,
+        "mcp_servers": mcp,
+        "repo_map_tokens": found.tokens,
+        "window": window.to_wire(),
+    }
 
 
-async def _map_of(parts: MethodParts, session: Session) -> SessionMap:
+async def _window(parts: MethodParts, session: Session) -> TurnWindow:
+    """The window the session's next turn fits its prompt to."""
+    profile = session_profile(parts, session)
+    config = parts.configs.get(session.cwd)
+    return await window_for(parts.turns.facts, profile, config, api_key(session, profile))
+
+
+async def _map_of(parts: MethodParts, session: Session, window: TurnWindow) -> SessionMap:
     """The repo map the session's next coding turn would carry."""
     config = parts.configs.get(session.cwd)
     texts = conversation_texts(session.history)
     redact = session_secrets(session, config).redact
-    limit = context_limit(session_profile(parts, session), config)
-    budget = map_budget(config.agent.repo_map_tokens, limit)
+    budget = map_budget(config.agent.repo_map_tokens, window.tokens)
+    budget = map_tokens(budget) if window.small else budget
     return await session_map(parts.turns.index, session.cwd, budget, texts, redact)
 
 
 async def session_repo_map(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
     target = session_of(parts, session)
-    found = await _map_of(parts, target)
+    found = await _map_of(parts, target, await _window(parts, target))
     return {"session": target.id, **found.to_wire()}
 
 

@@ -25,6 +25,7 @@ from coding_harness.daemon.agent.model_errors import (
     ModelRateLimited,
     ModelRequestRejected,
     ModelServerError,
+    ModelToolsUnsupported,
 )
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.protocol.config_files import GLOBAL_CONFIG_NAME
@@ -49,6 +50,12 @@ INVALID_REQUEST_PATTERN = re.compile(
     r"|input should be|field required|unprocessable|invalid[ _]request|\binvalid\b",
     re.IGNORECASE,
 )
+# A model that takes no tools (Ollama, LM Studio, vLLM without a tool parser).
+TOOLS_UNSUPPORTED_PATTERN = re.compile(
+    r"does not support tools|tools? (is|are) not supported|does not support (function|tool)"
+    r"|auto\W+tool choice requires",
+    re.IGNORECASE,
+)
 # Statuses that by themselves say the request is invalid.
 BAD_REQUEST_STATUSES = frozenset({400, 422})
 BAD_REQUEST_HINT = "; the server refused the request as invalid, so it was not asked again"
@@ -71,6 +78,8 @@ def error_from_response(
             endpoint=endpoint,
             status=status,
         )
+    if 400 <= status < 600 and TOOLS_UNSUPPORTED_PATTERN.search(message):
+        return ModelToolsUnsupported(detail, endpoint=endpoint, status=status)
     if _is_bad_request(status, f"{message} {kinds}"):
         return ModelBadRequest(detail + BAD_REQUEST_HINT, endpoint=endpoint, status=status)
     if 500 <= status < 600:

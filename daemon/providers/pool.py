@@ -6,7 +6,9 @@ sessions and clients, so a second request skips the TCP and TLS handshakes.
 `model_for` hands out the `Model` for a profile's type; the model borrows the
 client for each request, and reports each raw exchange to the recorder it was
 given, if any (`exchanges.py`, for `--debug`). The pool also remembers, while the daemon runs, which
-profiles' servers cannot stream a request with tools (`stream_fallback.py`).
+profiles' servers cannot stream a request with tools (`stream_fallback.py`),
+and, in `facts`, each server's context window and which models refuse tools
+(`model_facts.py`).
 After a config reload, `prune` retires the clients of profiles no longer
 configured: an idle one is closed at once, a busy one when its last request
 ends, so a turn in flight finishes on its old settings (its next request simply
@@ -35,6 +37,7 @@ from coding_harness.daemon.agent.seams import Model
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.exchanges import ExchangeRecorder
 from coding_harness.daemon.providers.local_model import LocalModel
+from coding_harness.daemon.providers.model_facts import ModelFacts
 from coding_harness.daemon.providers.openai_stream import STREAM_TIMEOUT, OpenAIStreamingModel
 from coding_harness.daemon.providers.stream_fallback import (
     StreamOrWhole,
@@ -79,6 +82,7 @@ class ProviderPool:
         # Profiles whose server cannot stream a request with tools (stream_fallback.py).
         self._whole_answers = WholeAnswerMemory()
         self._tls: ssl.SSLContext | None = None
+        self.facts = ModelFacts(self._lend, pool_key)
 
     def model_for(
         self,

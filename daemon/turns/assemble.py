@@ -32,6 +32,7 @@ from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.compactor import Compactor, context_limit
 from coding_harness.daemon.context.plan_book import PlanKeeper
 from coding_harness.daemon.context.plans import Plan, guidance
+from coding_harness.daemon.context.window_fit import TurnWindow
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import with_retries
 from coding_harness.daemon.security.secrets import Secrets, collect_secrets
@@ -257,13 +258,17 @@ def build_compactor(
     tools: ToolExecutor | None = None,
     on_replaced: Callable[[], None] | None = None,
     extra_files: Callable[[], list[str]] | None = None,
+    window: TurnWindow | None = None,
 ) -> Compactor:
+    """`window`: the turn's (its size, and a small one compacts earlier); without it,
+    the configured limit."""
+    compact_at = config.agent.compact_at
     compactor = Compactor(
         model=model,
         model_id=profile.model,
         generation=profile.generation,
-        limit=context_limit(profile, config),
-        threshold=config.agent.compact_at,
+        limit=window.tokens if window is not None else context_limit(profile, config),
+        threshold=window.compact_at(compact_at) if window is not None else compact_at,
         events=events,
         on_usage=on_usage,
         plans=plans,
@@ -290,14 +295,16 @@ def spending_for(
     )
 
 
-def turn_system_prompt(cwd: Path, config: Config, plan: Plan | None) -> str:
-    """The coding system prompt with what is known now; blocking (ports, files)."""
+def turn_system_prompt(cwd: Path, config: Config, plan: Plan | None, small: bool = False) -> str:
+    """The coding system prompt with what is known now; blocking (ports, files); `small`:
+    the short rules of a small window."""
     return system_prompt(
         cwd,
         services=services_paragraph(config),
         instructions=project_instructions(cwd),
         plan=guidance(plan, cwd) if plan else "",
         mode=config.agent.mode,
+        small=small,
     )
 
 

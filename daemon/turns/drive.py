@@ -4,7 +4,8 @@
 loop), builds the system prompt (with the project's notes, read once per
 session: see `project_notes`), publishes the route and sends the request
 down it: the general route is one call without tools (with the conversation so
-far), the others the tool loop. `compact_session` replaces a session's history with a resume brief
+far), the others the tool loop, or, for a model that takes no tools, the text
+edit format (`text_edits.py`). `compact_session` replaces a session's history with a resume brief
 between turns, for `session.compact`. What the turn holds as it goes is
 `state.py`'s; the queue that runs it, `runner.py` and `worker.py`.
 """
@@ -18,15 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from coding_harness.daemon.agent.loop import AgentLoop, LoopResult
+from coding_harness.daemon.agent.model_errors import ModelToolsUnsupported
 from coding_harness.daemon.agent.prompts import GENERAL_PROMPT, with_notes
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor, Usage
 from coding_harness.daemon.config.hook_settings import USER_PROMPT_SUBMIT
 from coding_harness.daemon.config.loader import Config, home_dir
 from coding_harness.daemon.config.profiles import ProviderProfile
-from coding_harness.daemon.context.compactor import context_limit
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plan_book import PlanKeeper
 from coding_harness.daemon.context.plans import Plan
+from coding_harness.daemon.context.window_fit import TurnWindow, raise_advice, window_for
 from coding_harness.daemon.hooks.runner import HookRunner
 from coding_harness.daemon.hooks.tools import HookedTools
 from coding_harness.daemon.hooks.turn_hooks import prompt_context, turn_hooks, until_stopped
@@ -48,6 +50,7 @@ from coding_harness.daemon.tools.edit.seen import forget_session
 from coding_harness.daemon.tools.registry import OnlyTools
 from coding_harness.daemon.tools.web.search import SearchEngine
 from coding_harness.daemon.turns.assemble import (
+    api_key,
     build_compactor,
     build_loop,
     model_for,
@@ -66,7 +69,13 @@ from coding_harness.daemon.turns.routing import (
     request_text,
     with_search,
 )
+from coding_harness.daemon.turns.small_window import (
+    SmallWindowTools,
+    map_tokens,
+    notes_lines,
+)
 from coding_harness.daemon.turns.state import Turn, TurnDeps
+from coding_harness.daemon.turns.text_edits import tell_no_tools, text_edit_turn
 from coding_harness.daemon.turns.workspace_terms import workspace_terms
 from coding_harness.protocol.methods import EventKind
 
@@ -81,6 +90,7 @@ class _Parts:
     search: SearchEngine | None
     secrets: Secrets
     hooks: HookRunner
+    tools: ToolExecutor
 
 
 async def drive_turn(deps: TurnDeps, turn: Turn) -> LoopResult:
@@ -106,14 +116,15 @@ async def mcp_lease(deps: TurnDeps, turn: Turn) -> Lease:
 async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     session, request, config, state = turn.session, turn.request, turn.config, turn.state
     working, events = state.working, state.recorder
+    window = await turn_window(deps, turn)
     with Background() as jobs:
         # What blocks (files, ports, the index) runs in a worker thread while the turn is
         # assembled: the system prompt, and the build files as the turn found them (`make`
         # asks before running changed ones), read after the UserPromptSubmit hooks if any.
         plan = deps.plans.current(session, working[1:])
         hooked = bool(config.hooks.for_event(USER_PROMPT_SUBMIT))
-        early = jobs.thread(_blocking_reads, session.cwd, config, plan, not hooked)
-        parts = _assemble(deps, turn, lease)
+        early = jobs.thread(_blocking_reads, session.cwd, config, plan, not hooked, window.small)
+        parts = _assemble(deps, turn, lease, window)
         added = await prompt_context(parts.hooks, request.text)  # HookHalt: refused
         late = jobs.thread(read_build_files, session.cwd) if hooked else None
         decision = await decide_route(
@@ -128,13 +139,15 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
         found = None
         if decision.route != "general":
             texts = conversation_texts(session.history, request.text)
-            budget = map_budget(config.agent.repo_map_tokens, context_limit(turn.profile, config))
+            budget = map_budget(config.agent.repo_map_tokens, window.tokens)
+            budget = map_tokens(budget) if window.small else budget
             redact = parts.secrets.redact
             # The refresh its submit started, unless hooks or earlier turns came between.
             since = None if hooked else request.map_fresh_since
             found = jobs.start(session_map(deps.index, session.cwd, budget, texts, redact, since))
         prompt, noted = await early
-        working[0]["content"] = with_notes(prompt, project_notes(deps, session))
+        notes = project_notes(deps, session)
+        working[0]["content"] = with_notes(prompt, notes_lines(notes) if window.small else notes)
         if found is not None:
             state.outcome.build_files = noted if late is None else await late
             repo_map = (await found).map
@@ -151,15 +164,35 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     searched = await with_search(text, decision.route, search, events)
     working[-1]["content"] = _pending_note(session) + searched + (added and f"\n\n{added}")
     if decision.route == "general":
-        return await answer_general(parts.loop, working, context_limit(turn.profile, config))
-    return await until_stopped(parts.loop, working, parts.hooks)
+        return await answer_general(parts.loop, working, window.tokens)
+    facts = deps.pool.facts
+    if facts.no_tools(turn.profile):  # the text edit format (`text_edits.py`)
+        return await text_edit_turn(parts.loop, parts.tools, working, session.cwd)
+    try:
+        return await until_stopped(parts.loop, working, parts.hooks)
+    except ModelToolsUnsupported:
+        await tell_no_tools(facts, turn.profile, api_key(session, turn.profile), events)
+        return await text_edit_turn(parts.loop, parts.tools, working, session.cwd)
+
+
+async def turn_window(deps: TurnDeps, turn: Turn) -> TurnWindow:
+    """The window the turn fits its prompt to, as its server says it (`window_fit.py`);
+    once per session, a window too small to be useful gets a notice saying how to
+    raise it."""
+    session, profile = turn.session, turn.profile
+    window = await window_for(deps.pool.facts, profile, turn.config, api_key(session, profile))
+    advice = raise_advice(window, profile)
+    if advice is not None and session.id not in deps.window_told:
+        deps.window_told.add(session.id)
+        turn.state.recorder.emit(EventKind.NOTICE, {"message": advice})
+    return window
 
 
 def _blocking_reads(
-    cwd: Path, config: Config, plan: Plan | None, with_build_files: bool
+    cwd: Path, config: Config, plan: Plan | None, with_build_files: bool, small: bool
 ) -> tuple[str, BuildFiles | None]:
     """The system prompt, and the build files when asked: one trip to a worker thread."""
-    return turn_system_prompt(cwd, config, plan), (
+    return turn_system_prompt(cwd, config, plan, small), (
         read_build_files(cwd) if with_build_files else None
     )
 
@@ -193,8 +226,9 @@ def project_notes(deps: TurnDeps, session: Session) -> list[str]:
     return lines
 
 
-def _assemble(deps: TurnDeps, turn: Turn, lease: Lease) -> _Parts:
-    """The turn's plan keeper, tools, model, compactor and loop, wired together."""
+def _assemble(deps: TurnDeps, turn: Turn, lease: Lease, window: TurnWindow) -> _Parts:
+    """The turn's plan keeper, tools, model, compactor and loop, wired together; on a
+    small window, the tools in short (`small_window.py`)."""
     session, request, profile, config = turn.session, turn.request, turn.profile, turn.config
     state = turn.state
     working, recorder = state.working, state.recorder
@@ -210,6 +244,8 @@ def _assemble(deps: TurnDeps, turn: Turn, lease: Lease) -> _Parts:
     tools = HookedTools(tools, hooks, context.approver) if config.hooks.around_tools else tools
     if request.kind.mode == SUMMARY_MODE:
         tools = OnlyTools(tools, READ_ONLY_TOOLS)
+    if window.small:
+        tools = SmallWindowTools(tools, web=context.search is not None, request=request.text)
     model = model_for(session, profile, deps.pool, config)
     spending = spending_for(session, request, profile, config)
     if spending.notice:
@@ -225,6 +261,7 @@ def _assemble(deps: TurnDeps, turn: Turn, lease: Lease) -> _Parts:
         tools=tools,
         on_replaced=_replaced(session, recorder),
         extra_files=lambda: list(state.outcome.files_changed),
+        window=window,
     )
     loop = build_loop(
         session=session,
@@ -247,6 +284,7 @@ def _assemble(deps: TurnDeps, turn: Turn, lease: Lease) -> _Parts:
         search=context.search,
         secrets=context.secrets,
         hooks=hooks,
+        tools=tools,
     )
 
 

@@ -21,8 +21,8 @@ from typing import Any
 
 from coding_harness.daemon.agent.seams import JSONObject, ToolExecutor
 from coding_harness.daemon.config.loader import ConfigCache
+from coding_harness.daemon.context.notes_schedule import NoteTakers
 from coding_harness.daemon.context.plan_book import PlanBook
-from coding_harness.daemon.context.turn_notes import NoteTakers
 from coding_harness.daemon.index.hub import IndexHub
 from coding_harness.daemon.mcp.hub import McpHub
 from coding_harness.daemon.providers.pool import ProviderPool
@@ -69,6 +69,7 @@ class TurnRunner:
         self._lanes: dict[str, _Lane] = {}
         self._closing = False
         self.note_takers = NoteTakers(pool)
+        self.facts = pool.facts  # what the servers told: windows, models without tools
         self._worker = TurnWorker(configs=configs, deps=self._deps, note_takers=self.note_takers)
 
     def submit(
@@ -142,6 +143,7 @@ class TurnRunner:
                 lane.current.cancel()  # it still ends with turn.finished
             lane.queue.put_nowait(None)  # the worker ends once that is done
         self._deps.notes.pop(session.id, None)
+        self._deps.window_told.discard(session.id)
 
     def running(self) -> int:
         return sum(

@@ -43,6 +43,8 @@ class TurnDeps:
     index: IndexHub | None = None
     # Each session's notes section, as read at its first turn: session id -> (project, lines).
     notes: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    # The sessions told that their model's window is too small (once each).
+    window_told: set[str] = field(default_factory=set)
 
     def forget_notes(self, project: str) -> None:
         """The project's notes changed: its sessions read them again at their next turn."""

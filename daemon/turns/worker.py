@@ -9,7 +9,9 @@ an `error` event naming the cause, its text without the session's secrets).
 Cancellation and errors leave a history with no unanswered tool call, whose
 notes say what an interrupted edit left on disk. After a tool-loop turn that
 ended normally the turn-close notes call (`turn_notes.py`) starts in the
-background: the turn has already finished, and the next one does not wait.
+background: the turn has already finished, and the next one does not wait; on
+a local server it waits until the session is idle, and gives way to a turn
+that starts (`notes_schedule.py`).
 A compaction job answers its future instead.
 """
 
@@ -26,7 +28,8 @@ from coding_harness.daemon.agent.loop import FAILED_STOPS, LoopResult
 from coding_harness.daemon.agent.model_errors import ModelError
 from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.config.profiles import ConfigError, ProviderProfile
-from coding_harness.daemon.context.turn_notes import NotesJob, NoteTakers, wants_notes
+from coding_harness.daemon.context.notes_schedule import NoteTakers
+from coding_harness.daemon.context.turn_notes import NotesJob, wants_notes
 from coding_harness.daemon.hooks.answers import HookHalt
 from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.sessions.session import Session
@@ -57,6 +60,7 @@ class TurnWorker:
     async def run(self, session: Session, request: TurnRequest) -> None:
         """The job: a compaction, or a turn from `turn.started` to `turn.finished`, then
         its turn-close notes in the background when it wants them."""
+        self.note_takers.turn_started(session.id)  # a local server's notes call gives way
         if request.compaction is not None:
             await self._compact(session, request)
             return
@@ -82,6 +86,7 @@ class TurnWorker:
                     turn_usage=dataclasses.replace(state.usage),
                 )
             )
+        self.note_takers.idle(session.id)
 
     async def _compact(self, session: Session, request: TurnRequest) -> None:
         assert request.compaction is not None

@@ -126,7 +126,11 @@ class H2ModelServer:
             bodies[event.stream_id] += event.data
             conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
         elif isinstance(event, h2.events.StreamEnded):
-            payload = json.loads(bytes(bodies.pop(event.stream_id)))
+            body = bytes(bodies.pop(event.stream_id))
+            if not body:  # a GET (the daemon asking for the window): not a model server's
+                conn.send_headers(event.stream_id, [(":status", "404")], end_stream=True)
+                return
+            payload = json.loads(body)
             if is_notes_request(payload):  # the turn-close notes call: answered apart
                 body = json.dumps(completion(NO_NOTES)).encode()
                 conn.send_headers(event.stream_id, [(":status", "200")])

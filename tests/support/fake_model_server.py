@@ -13,7 +13,10 @@ stalls, a huge body); `released` is set when the server stops, so nothing it
 holds outlives the test. Every request body is recorded. The daemon's
 turn-close notes call is answered from `notes_script` (with no notes when it
 is empty) and recorded in `notes_requests`, apart from the agent's calls
-(tests/support/notes_requests.py).
+(tests/support/notes_requests.py). What the daemon asks about the context
+window (`GET /props`, `/api/ps`, `/v1/models`, `POST /api/show`, ...) gets a
+404, or, after `serve_window(kind, n_ctx)`, that server kind's answer
+(tests/support/server_windows.py); those look-ups are recorded in `probes`.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from tests.support.notes_requests import is_notes_request
+from tests.support.server_windows import ServerWindow, answer_get, answer_post, answers_post
 
 
 @dataclass
@@ -92,6 +96,8 @@ class FakeModelServer:
         self.notes_script: list[Scripted] = []
         self.notes_requests: list[dict[str, Any]] = []
         self.connections = 0
+        self.window: ServerWindow | None = None
+        self.probes: list[str] = []
         self.released = threading.Event()
         self._lock = threading.Lock()
         self._httpd = _QuietServer(("127.0.0.1", 0), self._handler_class())
@@ -128,6 +134,11 @@ class FakeModelServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def serve_window(self, kind: str, n_ctx: int, **details: Any) -> ServerWindow:
+        """Answer the window look-ups as a `kind` server with `n_ctx` tokens does."""
+        self.window = ServerWindow(kind, n_ctx, **details)
+        return self.window
+
     def add(self, *items: Scripted) -> None:
         with self._lock:
             self.script.extend(items)
@@ -159,6 +170,11 @@ class FakeModelServer:
                 with server._lock:
                     server.connections += 1
 
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.probes.append(f"GET {self.path}")
+                answer_get(self, server.window)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = self.rfile.read(length)
@@ -168,6 +184,11 @@ class FakeModelServer:
                     self.close_connection = True
                     return
                 payload = json.loads(body)
+                if answers_post(self.path):
+                    with server._lock:
+                        server.probes.append(f"POST {self.path}")
+                    answer_post(self, server.window, payload)
+                    return
                 item = server._next(payload)
                 if isinstance(item, Reply) and item.delay:
                     time.sleep(item.delay)

@@ -16,6 +16,7 @@ from typing import Any
 
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall
 from coding_harness.daemon.config.loader import ConfigCache
+from coding_harness.daemon.providers.window import NOTHING, ServerWindow
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import build_tools
 from coding_harness.daemon.turns.runner import TurnRunner
@@ -30,9 +31,32 @@ class FakePool:
     def __init__(self, model: ScriptedModel) -> None:
         self.model = model
         self.notes = NotesApart(model)
+        self.facts = NoFacts()
 
     def model_for(self, profile: Any, api_key: str | None, recorder: object = None) -> NotesApart:
         return self.notes
+
+
+class NoFacts:
+    """Stands in for `ModelFacts`: there is no server to ask, so nothing is known."""
+
+    def __init__(self) -> None:
+        self.refused: set[str] = set()
+
+    async def window(self, profile: Any, api_key: str | None) -> ServerWindow:
+        return NOTHING
+
+    def forget_window(self, profile: Any) -> None:
+        pass
+
+    def no_tools(self, profile: Any) -> bool:
+        return not profile.tools or profile.model in self.refused
+
+    def remember_no_tools(self, profile: Any) -> None:
+        self.refused.add(profile.model)
+
+    async def tool_models(self, profile: Any, api_key: str | None) -> list[str]:
+        return []
 
 
 def say(text: str) -> ModelReply:

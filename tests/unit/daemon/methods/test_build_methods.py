@@ -45,6 +45,7 @@ SERVED = [
     m.MODEL_USE,
     m.MODEL_LIST,
     m.PROVIDER_DISCOVER,
+    m.PROVIDER_WINDOW,
     m.MEMORY_GET,
     m.MEMORY_SET,
     m.SESSION_UNDO,
@@ -58,9 +59,14 @@ APP = "coding_harness.daemon.app"
 def test_every_method_is_served_and_only_the_long_waits_are_detached(rig: Rig) -> None:
     table = build_methods(rig.parts)
     assert table.names() == sorted(SERVED)
-    # A compaction (a model call), an MCP restart (a server start) and a model listing
-    # (a model server's answer) may take long.
-    assert table.detached == {m.SESSION_COMPACT, m.MCP_RESTART, m.MODEL_LIST}
+    # A compaction (a model call), an MCP restart (a server start), a model listing (a
+    # model server's answer) and the window's look-up may take long.
+    assert table.detached == {
+        m.SESSION_COMPACT,
+        m.MCP_RESTART,
+        m.MODEL_LIST,
+        m.PROVIDER_WINDOW,
+    }
 
 
 def _imports(path: Path) -> set[str]:
