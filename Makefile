@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TYPECHECK_TREE := .typecheck/coding_harness
 
-.PHONY: install run test test-servers check lint typecheck bench clean
+.PHONY: install bytecode run test test-servers check lint typecheck bench clean
 
 install: $(STAMP)
 
@@ -14,7 +14,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-run: install
+# Compiled once here, since the environment may forbid writing bytecode
+# (PYTHONDONTWRITEBYTECODE, set on many machines and in the tests' daemons): without
+# it every daemon, client and parse worker compiles its modules from source at start
+# (~0.13 s of the daemon's ~0.45 s). Only files newer than their bytecode are compiled.
+bytecode: install
+	$(BIN)/python -m compileall -q -j 0 protocol daemon client tests
+
+run: install bytecode
 	$(BIN)/harness
 
 # One pytest-xdist worker per core. Four on two cores was faster, but in clean-clone
@@ -22,7 +29,7 @@ run: install
 # (docs/testing.md). TEST_WORKERS=0 runs the suite in one process.
 TEST_WORKERS ?= 2
 
-test: install
+test: install bytecode
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # Real model servers with a real tiny model (docs/testing.md). The first run builds
