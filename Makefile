@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TYPECHECK_TREE := .typecheck/coding_harness
 
-.PHONY: install run test test-servers check lint typecheck bench clean
+.PHONY: install bytecode run test test-servers check lint typecheck bench clean
 
 install: $(STAMP)
 
@@ -14,12 +14,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
+# Compiled once here, since the environment may forbid writing bytecode
+# (PYTHONDONTWRITEBYTECODE, set on many machines and in the tests' daemons): without
+# it every daemon, client and parse worker compiles its modules from source at start
+# (~0.13 s of the daemon's ~0.45 s). Only files newer than their bytecode are compiled.
+bytecode: install
+	$(BIN)/python -m compileall -q -j 0 protocol daemon client tests
+
 # The REPL in PROJECT (default: this checkout, where every approved edit runs this
 # project's own `make check`, lint and types and the whole suite). Your own project:
 # `make run PROJECT=~/code/app`, or put $(BIN) on PATH and run `harness` there (README).
 PROJECT ?= $(CURDIR)
 
-run: install
+run: install bytecode
 	@bin=$$(cd "$(BIN)" && pwd) && dir=$$(cd "$(PROJECT)" && pwd -P) || exit 1; \
 	echo "harness: working in $$dir"; \
 	if [ "$$dir" = "$(CURDIR)" ]; then \
@@ -33,7 +40,7 @@ run: install
 # (docs/testing.md). TEST_WORKERS=0 runs the suite in one process.
 TEST_WORKERS ?= 2
 
-test: install
+test: install bytecode
 	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 # Real model servers with a real tiny model (docs/testing.md). The first run builds

@@ -15,6 +15,7 @@ import shutil
 import ssl
 import subprocess
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ import pytest
 from coding_harness.daemon.agent.model_errors import ModelError
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply
 from coding_harness.daemon.config.profiles import ProviderProfile, RetrySettings
-from coding_harness.daemon.providers.pool import ProviderPool
+from coding_harness.daemon.providers.pool import ProviderPool, shared_tls
 from coding_harness.daemon.providers.retrying import RetryingModel
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import (
@@ -177,8 +178,14 @@ def server_context(certificate: tuple[Path, Path], alpn: list[str]) -> ssl.SSLCo
 
 
 @pytest.fixture
-def trusted(certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def trusted(certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The test certificate trusted, in a TLS context made for it: the pool keeps one
+    context per process (`shared_tls`), which an earlier test on this worker may have
+    made without it."""
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+    shared_tls.cache_clear()
+    yield
+    shared_tls.cache_clear()
 
 
 def profile(endpoint: str) -> ProviderProfile:

@@ -58,6 +58,17 @@ def test_the_daemon_loads_the_mcp_sdk_only_when_a_server_starts() -> None:
     assert ast.literal_eval(out.stdout.strip()) == []
 
 
+def test_the_daemon_leaves_httpx_command_line_tool_alone() -> None:
+    """httpx's CLI pulls in click, rich and pygments: a sixth of every daemon start."""
+    probe = (
+        "import sys\n"
+        "import coding_harness.daemon.cli, httpx\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('click', 'rich', 'pygments')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert ast.literal_eval(out.stdout.strip()) == []
+
+
 # Modules a one-shot run does without (issue 11 item 16): `socket` (its enum set-up;
 # `_socket` serves), argparse (`_fast_parse`), subprocess and the launcher (only to
 # start a daemon), `json` (its three modules compile six patterns; `json_text` uses

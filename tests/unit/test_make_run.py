@@ -1,7 +1,7 @@
 """`make run` says where it runs and runs the REPL in the project named; the README says how.
 
-The Makefile's own `run` target, with a stand-in `harness` in a virtualenv folder of the
-test's (its install stamp newer than pyproject.toml, so nothing is installed).
+The Makefile's own `run` target, with a stand-in `harness` (and `python`) in a virtualenv
+folder of the test's (its install stamp newer than pyproject.toml, so nothing is installed).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ def venv(tmp_path: Path) -> Path:
     fake = folder / "bin" / "harness"
     fake.write_text('#!/bin/sh\necho "REPL in $(pwd)"\n')
     fake.chmod(0o755)
+    python = folder / "bin" / "python"  # `make bytecode` compiles with it: nothing to do here
+    python.write_text("#!/bin/sh\nexit 0\n")
+    python.chmod(0o755)
     stamp = folder / ".installed"
     stamp.touch()
     later = (REPO / "pyproject.toml").stat().st_mtime + 60
