@@ -73,7 +73,7 @@ def _failed(options: OneShotOptions, code: int, session: str | None = None) -> i
     if options.output_format in ("json", "stream-json"):
         import json  # only the JSON formats, and only when the run could not start
 
-        from coding_harness.client.render.printer import result_object
+        from coding_harness.client.render.result_json import result_object
 
         result = result_object({"exit_code": code, "session": session})
         sys.stdout.write(json.dumps(result) + "\n")

@@ -23,7 +23,7 @@ DECISION_WORDS = {
     "always": "approved for the rest of the session",
     "no": "rejected",
     "skip": "skipped",
-    "revert": "approved (put back if make check fails)",
+    "revert": "approved (put back if the check fails)",
     "expired": "expired",
 }
 # The `client` names of initialize, as a user knows the programs.
@@ -36,7 +36,7 @@ PROGRAM_NAMES = {
 }
 EXIT_WORDS = {
     exit_codes.MODEL_ERROR: "the turn ended with an error",
-    exit_codes.CHECK_FAILED: "make check failed after the edit",
+    exit_codes.CHECK_FAILED: "the check failed after the edit",
     exit_codes.EDIT_REJECTED: "edit rejected",
     exit_codes.DAEMON_UNREACHABLE: "the daemon could not be reached",
     exit_codes.BAD_ARGUMENTS: "the turn was refused",

@@ -6,7 +6,7 @@ captures the answer alone. Standard error shows the same in every output
 format; `-q` keeps it to what a person must see: errors, waiting notices, and
 a change put to them for approval with its full diff. `stream-json` writes
 each event as one JSON line on standard output; both JSON formats end with
-`result_object`, and nothing else goes to standard output. While the model
+`result_object` (`result_json.py`), and nothing else goes to standard output. While the model
 has not started answering, `model.waiting` events say for how long; a view
 shows that as it can (a status line, a line now and then), and `-q` not at all.
 
@@ -19,6 +19,7 @@ are made a `field` first, so a newline in a file name cannot fake a line.
 
 from __future__ import annotations
 
+from coding_harness.client.render.result_json import result_object
 from coding_harness.client.render.sanitize import field
 from coding_harness.client.render.style import INTENT_COLORS
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
     from coding_harness.client.render.view_protocol import View
 
-USAGE_KEYS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 CHECK_OUTPUT_LINES = 12
 HOOK_COMMAND_SHOWN = 60
 # A code index build is announced once it is this big or has run this long: the
@@ -53,28 +53,6 @@ class PrintOptions:
         self.output_format = output_format
         self.verbose = verbose  # a command's output whole, not folded
         self.more = more  # what shows a folded output whole: a flag, or the REPL's key
-
-
-def result_object(result: dict[str, Any]) -> dict[str, Any]:
-    """The one JSON result of a run, with exactly the contract's keys."""
-    usage = result.get("usage") or {}
-    cost = result.get("cost_usd")
-    return {
-        "reply": str(result.get("reply") or ""),
-        "exit_code": int(result.get("exit_code", 1)),
-        "session": result.get("session"),
-        "usage": {key: int(usage.get(key) or 0) for key in USAGE_KEYS},
-        "cost_usd": float(cost) if isinstance(cost, int | float) else None,
-        "files_changed": [str(path) for path in result.get("files_changed") or []],
-        "check": _check(result.get("check")),
-    }
-
-
-def _check(check: Any) -> dict[str, Any] | None:
-    """`{command, passed}` of the turn's last check; None: no check ran (not verified)."""
-    if not isinstance(check, dict):
-        return None
-    return {"command": str(check.get("command")), "passed": check.get("passed") is True}
 
 
 class TurnPrinter:

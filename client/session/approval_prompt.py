@@ -6,7 +6,7 @@ can come from here (end of input), and the request is left for another
 client. The question follows the request's kind: an edit is applied, a
 command (`uv run`, `uv sync`; its exact text is the request's summary) is run.
 An edit has a fourth answer, `[r]evert`: apply it, and put the file back if
-`make check` then fails. It is chosen in this one prompt, so nothing is asked
+the check then fails. It is chosen in this one prompt, so nothing is asked
 after the check (and a pipe, which gives one answer, can choose it too).
 A command that names what an "always" would allow (the request's `allow`:
 `uv run`, `make clean`, an MCP tool) has a fourth answer too, `[a]lways`: yes,
@@ -40,7 +40,7 @@ ALWAYS_QUESTION = (
 )
 QUESTION = (
     "Apply this change? [y]es / [n]o / [s]kip and tell the model why"
-    " / [r]evert it if make check fails: "
+    " / [r]evert it if the check fails: "
 )
 COMMAND_HINT = "Please answer y, n or s."
 ALWAYS_HINT = "Please answer y, n, s or a."

@@ -248,14 +248,20 @@ def test_summary_and_slash_commands(
 def test_a_slow_compaction_does_not_hold_its_connection_and_can_be_cancelled(
     sandbox: Sandbox, model: FakeModelServer, daemon: Daemon, calc_project: Path
 ) -> None:
-    model.add(Reply(content="calc.py adds badly."), Reply(content="never used", delay=30))
+    model.add(
+        Reply(content="calc.py adds badly."),
+        Reply(content="It subtracts."),
+        Reply(content="never used", delay=30),
+    )
     with client(sandbox.socket) as conn:
         session = open_session(conn, calc_project)
+        # Two turns: a conversation of fewer than four messages is not compacted at all.
         run_turn(conn, session, "explain what calc.py does")
+        run_turn(conn, session, "and what does add do?")
         before = conn.request("session.history", {"session": session})["messages"]
         compaction = conn.send_request("session.compact", {"session": session})
         deadline = time.monotonic() + 10
-        while len(model.requests) < 2 and time.monotonic() < deadline:
+        while len(model.requests) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)  # the summary request is now with the (slow) model
         # The same connection is answered meanwhile, cancel included.
         assert conn.request("daemon.status", timeout=5)["pid"] == daemon.process.pid

@@ -38,7 +38,7 @@ def test_a_wrong_fix_fails_the_projects_own_tests_without_a_makefile(
     result = harness(sandbox, "-y", "--output-format", "json", "-p", PROMPT)
     assert result.returncode == 2, result.stderr
     assert "check: python3 -m pytest -q (found: pytest files)" in result.stderr
-    assert "python3 -m pytest -q failed (exit 1)" in result.stderr
+    assert "python3 -m pytest -q failed (exit 1" in result.stderr  # then its time
     report = json.loads(result.stdout)
     assert report["check"] == {"command": "python3 -m pytest -q", "passed": False}
     told = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]

@@ -78,7 +78,7 @@ def test_save_reset_load_and_history(sandbox: Sandbox, model: FakeModelServer, r
     # One line per outcome: the daemon's notice, not the command's echo of it too.
     assert err.count("conversation cleared") == 1 and "history replaced" not in err
     assert "history not loaded: message 0" in err  # the bad file is refused...
-    assert err.count("loaded 2 messages") == 1  # ...and the good one accepted, said once
+    assert err.count("replaced by 2 loaded messages") == 1  # ...the good one taken, said once
     assert err.count("> remember kumquat") == 1  # /history after the load shows it
     assert user_messages(model) == ["remember kumquat", "what was it?"]
 
@@ -172,7 +172,7 @@ def test_revert_is_an_answer_at_the_repl_prompt(
     )
     run = repl()
     run.type("fix calc\n")
-    run.wait_for("[r]evert it if make check fails", "screen")
+    run.wait_for("[r]evert it if the check fails", "screen")
     run.type("r\n")
     run.wait_for("Tried.")
     assert run.finish() == 0

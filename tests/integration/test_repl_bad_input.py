@@ -64,6 +64,7 @@ PERMISSIONS = [  # root reads and writes through any mode bits
     ("/load {root}/locked.json", "cannot load {root}/locked.json: Permission denied"),
     ("/save {root}/ro/x.json", "cannot save to {root}/ro/x.json: Permission denied"),
 ]
+INDEX_LINES = ("indexing", "code index ready")
 VALUES = [
     ("/provider nope", "unknown provider 'nope' (configured: fake)"),
     ("/model two words", "usage: /model [ID|N]"),
@@ -116,7 +117,7 @@ def test_a_bad_argument_is_one_line_and_the_repl_stays(
         shown = [  # less the code index's progress, which a slow build prints any time
             text
             for text in printed.splitlines()
-            if text.strip() and SENTINEL_SAYS not in text and not text.startswith("indexing")
+            if text.strip() and SENTINEL_SAYS not in text and not text.startswith(INDEX_LINES)
         ]
         assert len(shown) == 1, f"{what}: not one line: {printed[:300]!r}"
         assert says.format(root=root) in shown[0], f"{what}: {printed[:300]!r}"

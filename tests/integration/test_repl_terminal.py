@@ -90,7 +90,7 @@ CASES = [
     Case(line="/cost", shows="this session: 0 tokens in, 0 out"),
     Case(line="/resume", shows="(no task yet)"),
     Case(line="!echo from-my-shell", shows="the output is in the conversation"),
-    Case(line="/allow-cmd make", shows="run_shell may now run 'make'"),
+    Case(line="/allow-cmd make", shows="`make` now runs without asking in this session"),
     Case(line="/search", shows="web search: off, from the config"),
     Case(line="/search duckduckgo", shows="web search on"),
     Case(line="/search off", shows="web search off"),

@@ -114,9 +114,9 @@ def test_revert_answer_restores_the_file_when_make_check_fails(
     )
     result = harness(sandbox, "-p", "fix calc.py", input="r\n")
     assert result.returncode == 2, result.stderr
-    assert "[r]evert it if make check fails" in result.stderr
+    assert "[r]evert it if the check fails" in result.stderr
     assert "make check failed" in result.stderr
-    assert "reverted calc.py after the failed make check" in result.stderr
+    assert "reverted calc.py after the failed check" in result.stderr
     assert (calc_project / "calc.py").read_text() == BUGGY
     (reply,) = tool_results(model)
     assert "so it was reverted: 'calc.py' holds its previous text again" in reply

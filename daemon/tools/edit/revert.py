@@ -1,12 +1,12 @@
-"""Undoing an applied edit after `make check` failed, when the person chose `[r]evert`.
+"""Undoing an applied edit after the check failed, when the person chose `[r]evert`.
 
 The choice is made once, in the approval prompt of the edit itself: answering
-"revert" applies the edit and runs `make check` like "yes", and when the check
+"revert" applies the edit and runs the check like "yes", and when the check
 fails the previous text is restored in one atomic, journaled step (or the file
 the edit created is deleted, with the folders made for it). Nothing more is
 asked, so a piped one-shot, which can give only one answer, can choose it too.
 The file is restored only if it still holds exactly what the edit wrote: if
-something rewrote it since (make check itself, say), nothing is touched.
+something rewrote it since (the check itself, say), nothing is touched.
 Every branch ends in a sentence that tells the model where things stand.
 """
 
@@ -28,7 +28,7 @@ from coding_harness.daemon.tools.edit.writes import (
 )
 from coding_harness.daemon.tools.errors import ToolRefusal
 
-# The approval answer that applies an edit and reverts it if make check then fails.
+# The approval answer that applies an edit and reverts it if the check then fails.
 REVERT = "revert"
 
 
@@ -46,24 +46,24 @@ async def revert_edit(
             lambda: _restore(plan, created, temp),
         )
     except ToolRefusal as refusal:
-        return f"\nThe user chose to revert this edit if make check failed, but {refusal}"
+        return f"\nThe user chose to revert this edit if the check failed, but {refusal}"
     except OSError as exc:
         return (
-            f"\nThe user chose to revert this edit if make check failed, but '{plan.rel}' "
+            f"\nThe user chose to revert this edit if the check failed, but '{plan.rel}' "
             f"could not be restored ({exc.strerror or exc}); it still holds the edited text."
         )
     seen_texts(ctx).forget(plan.rel)
     await asyncio.to_thread(note_written, ctx, plan.rel)
     if not listed_before and plan.rel in ctx.outcome.files_changed:
         ctx.outcome.files_changed.remove(plan.rel)
-    ctx.events.emit("notice", {"message": f"reverted {plan.rel} after the failed make check"})
+    ctx.events.emit("notice", {"message": f"reverted {plan.rel} after the failed check"})
     if plan.current is None:
         state = f"'{plan.rel}' was deleted again, since the edit had created it"
     else:
         state = f"'{plan.rel}' holds its previous text again"
     return (
-        f"\nThe user had chosen to revert this edit if make check failed, so it was "
-        f"reverted: {state}. make check was not run again. Work out from the failure above "
+        f"\nThe user had chosen to revert this edit if the check failed, so it was "
+        f"reverted: {state}. The check was not run again. Work out from the failure above "
         "what went wrong, then propose a corrected edit against the file as it is now."
     )
 
@@ -71,7 +71,7 @@ async def revert_edit(
 def _restore(plan: EditPlan, created: list[Path], temp: Path) -> None:
     if read_current(plan.real, plan.rel) != plan.new:
         raise ToolRefusal(
-            f"'{plan.rel}' changed after the edit was written (make check may have rewritten "
+            f"'{plan.rel}' changed after the edit was written (the check may have rewritten "
             "it), so it was left as it is now. Read it before changing it again."
         )
     if plan.current is None:

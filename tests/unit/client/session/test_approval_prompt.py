@@ -46,7 +46,7 @@ def test_an_edit_offers_revert_in_the_same_prompt() -> None:
     result, shown = answer(["r\n"], kind="edit")
     assert result == ("revert", "")
     assert shown == QUESTION
-    assert "[r]evert it if make check fails" in QUESTION
+    assert "[r]evert it if the check fails" in QUESTION
 
 
 def test_a_command_has_no_revert() -> None:

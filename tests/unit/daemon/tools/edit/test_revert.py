@@ -16,8 +16,8 @@ CHECKING_MAKEFILE = (
     'check:\n\t@if grep -rq BROKEN src; then echo "found BROKEN in src"; exit 1; fi\n\t@echo fine\n'
 )
 REVERTED = (
-    "\nThe user had chosen to revert this edit if make check failed, so it was reverted: "
-    "'src/app.py' holds its previous text again. make check was not run again. Work out "
+    "\nThe user had chosen to revert this edit if the check failed, so it was reverted: "
+    "'src/app.py' holds its previous text again. The check was not run again. Work out "
     "from the failure above what went wrong, then propose a corrected edit against the "
     "file as it is now."
 )
@@ -55,7 +55,7 @@ def test_revert_restores_the_previous_bytes_and_mode_without_a_second_question(
     assert len(approver.requests) == 1
     assert ctx.outcome.files_changed == []  # nothing changed in the end
     assert ctx.outcome.exit_code() == 2  # the check did fail
-    assert {"message": "reverted src/app.py after the failed make check"} in sink.of_kind("notice")
+    assert {"message": "reverted src/app.py after the failed check"} in sink.of_kind("notice")
     assert [p.name for p in target.parent.iterdir() if p.name.startswith(".harness-")] == []
 
 
@@ -108,8 +108,8 @@ def test_a_file_make_check_rewrote_is_not_reverted(root: Path) -> None:
     ctx, _ = make_ctx(root, revert_approver())
     result = run(propose_edit(ctx, "src/app.py", APP, "x = 1\n"))
     assert result.endswith(
-        "The user chose to revert this edit if make check failed, but 'src/app.py' changed "
-        "after the edit was written (make check may have rewritten it), so it was left as "
+        "The user chose to revert this edit if the check failed, but 'src/app.py' changed "
+        "after the edit was written (the check may have rewritten it), so it was left as "
         "it is now. Read it before changing it again."
     )
     assert (root / "src" / "app.py").read_text() == "x = 1\n# reformatted\n"
