@@ -63,7 +63,7 @@ def test_revert_deletes_a_file_the_edit_created_with_its_folders(root: Path) -> 
     ctx, _ = make_ctx(root, revert_approver())
     result = run(propose_edit(ctx, "src/new/deep/mod.py", "", "BROKEN = 2\n"))
     assert result.endswith(
-        "'src/new/deep/mod.py' was deleted again, since the edit had created it. make check "
+        "'src/new/deep/mod.py' was deleted again, since the edit had created it. The check "
         "was not run again. Work out from the failure above what went wrong, then propose "
         "a corrected edit against the file as it is now."
     )
