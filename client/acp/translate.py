@@ -131,7 +131,9 @@ class SessionView:
         if kind == EventKind.TOOL_CALL:
             return [self._call(str(data.get("id")), str(data.get("name")), data.get("arguments"))]
         if kind == EventKind.TOOL_RESULT:
-            return [self._result(str(data.get("id")), str(data.get("result", "")))]
+            flag = data.get("failed")
+            failed = flag if isinstance(flag, bool) else None
+            return [self._result(str(data.get("id")), str(data.get("result", "")), failed)]
         if kind == EventKind.DIFF:
             return self._diff(data)
         if kind == EventKind.CHECK_RESULT:
@@ -198,9 +200,12 @@ class SessionView:
             raw_input=arguments or raw,
         )
 
-    def _result(self, call_id: str, result: str) -> Update:
+    def _result(self, call_id: str, result: str, flagged: bool | None = None) -> Update:
+        """`flagged`: the daemon's `failed` flag; None (an older daemon, a stored
+        history) falls back to the wording."""
         self._open_calls.discard(call_id)
-        failed = call_id in self.failed_calls or result.startswith("Error:")
+        by_text = result.startswith("Error:") if flagged is None else flagged
+        failed = call_id in self.failed_calls or by_text
         return helpers.update_tool_call(
             call_id,
             status="failed" if failed else "completed",

@@ -205,7 +205,9 @@ class TurnPrinter:
         from coding_harness.client.render.tool_results import read_result
 
         name = self._calls.pop(str(data.get("id")), None) or str(data.get("name", "?"))
-        outcome = read_result(name, str(data.get("result") or ""), self.options.more)
+        flag = data.get("failed")  # None from a daemon that does not send it
+        failed = flag if isinstance(flag, bool) else None
+        outcome = read_result(name, str(data.get("result") or ""), self.options.more, failed)
         if outcome.kind == "declined" and outcome.path:
             self._rejected.append(outcome.path)
         if outcome.kind == "ran" and outcome.lines:

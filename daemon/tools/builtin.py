@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 
-from coding_harness.daemon.agent.seams import JSONObject, ToolCall, ToolExecutor
+from coding_harness.daemon.agent.seams import FailedResult, JSONObject, ToolCall, ToolExecutor
 from coding_harness.daemon.tools import code_search, files, planning
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit import gate as edits
@@ -264,7 +264,7 @@ class ReadOnlyGuard:
         name = call.name.strip()
         if name in WRITE_TOOLS:
             offered = ", ".join(s["function"]["name"] for s in self.schemas())
-            return WRITE_REFUSED.format(name=name, offered=offered)
+            return FailedResult(WRITE_REFUSED.format(name=name, offered=offered))
         return await self._inner.execute(call)
 
 

@@ -26,7 +26,7 @@ import asyncio
 import errno
 from pathlib import Path
 
-from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest
+from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest, FailedResult
 from coding_harness.daemon.tools.build_files import changes_check, note_written
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit.checks import run_check
@@ -109,9 +109,11 @@ def summarize(plan: EditPlan) -> str:
 def _declined(rel: str, decision: ApprovalDecision) -> str:
     if decision.decision == "skip":
         reason = decision.reason.strip() or "(no reason given)"
-        return f"the user skipped this change to '{rel}', so it was not written. Reason: {reason}"
+        return FailedResult(
+            f"the user skipped this change to '{rel}', so it was not written. Reason: {reason}"
+        )
     refused = f"the change to '{rel}' was refused; the file was not written."
-    return (
+    return FailedResult(
         f"{refused} Reason: {decision.reason.strip()}"
         if decision.reason.strip()
         else (f"the user rejected this change to '{rel}'; the file was not written.")
@@ -136,7 +138,7 @@ async def apply_edit(
         ctx.outcome.edits_rejected += 1
         headline, advice = _not_written(plan.rel, exc)
         ctx.events.emit("error", {"message": headline, "kind": "edit"})
-        return f"{headline}. {advice}"
+        return FailedResult(f"{headline}. {advice}")
     ctx.outcome.record_change(plan.rel)
     seen_texts(ctx).note(plan.rel, plan.new)
     await asyncio.to_thread(note_written, ctx, plan.rel)
