@@ -4,7 +4,8 @@
 `handlers.py`, handed over by `main.py`);
 `Bridge.from_daemon` turns each daemon event into `session/update`
 notifications for the sessions this editor has open (`mode.changed` as a
-`current_mode_update`, `modes.py`), hands approvals to `Approvals`, and answers
+`current_mode_update`, `modes.py`; a model change as a `config_option_update`,
+`config_options.py`), hands approvals to `Approvals`, and answers
 the daemon's `client.read_text_file` by asking the editor for its buffer. ACP's
 error codes: -32602 for a bad request, -32002 for an unknown session, -32603
 with a message a person can act on for the rest.
@@ -22,6 +23,7 @@ from acp import schema
 from pydantic import ValidationError
 
 from coding_harness.client.acp.approvals import Approvals
+from coding_harness.client.acp.config_options import model_changed
 from coding_harness.client.acp.modes import mode_update
 from coding_harness.client.acp.peer import (
     INTERNAL_ERROR,
@@ -212,6 +214,9 @@ class Bridge:
             return
         if event.kind == EventKind.MODE_CHANGED:
             await self.send_updates(view.id, [mode_update(event.data)])
+            return
+        if event.kind == EventKind.NOTICE and isinstance(event.data.get("provider"), str):
+            await self.send_updates(view.id, await model_changed(self, view, event.data))
             return
         await self.send_updates(view.id, view.updates(event))
         if event.kind == EventKind.TURN_FINISHED:

@@ -32,6 +32,7 @@ Update = (
     | schema.AgentPlanUpdate
     | schema.AvailableCommandsUpdate
     | schema.CurrentModeUpdate
+    | schema.ConfigOptionUpdate
     | schema.UsageUpdate
 )
 
@@ -107,6 +108,8 @@ class SessionView:
         self.last_call: str | None = None  # the call an approval belongs to
         self.failed_calls: set[str] = set()  # refused by an answer: failed, result or not
         self._open_calls: set[str] = set()  # started, no result yet
+        self.model_choice: tuple[str, str] | None = None  # (profile, model) the editor shows
+        self.chosen: str | None = None  # a profile this editor just chose: not announced back
 
     def runs_own_turn(self) -> bool:
         """Whether the turn running now (as the events tell) is one this bridge submitted."""
