@@ -124,6 +124,7 @@ class Bridge:
         self.linked = asyncio.Event()  # clear while a lost daemon connection is being redone
         self.linked.set()
         self.initialize_seen = False
+        self.sends_usage = False  # whether the editor takes `usage_update` (handlers.py)
         self.ready = asyncio.Event()  # set once initialize has answered
 
     # -- the editor's side -----------------------------------------------
@@ -176,6 +177,8 @@ class Bridge:
     async def send_updates(self, session: str, updates: list[Update]) -> None:
         assert self.editor is not None
         for update in updates:
+            if isinstance(update, schema.UsageUpdate) and not self.sends_usage:
+                continue
             note = schema.SessionNotification(session_id=session, update=update)
             await self.editor.notify(
                 SESSION_UPDATE, note.model_dump(mode="json", by_alias=True, exclude_none=True)

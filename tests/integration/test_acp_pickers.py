@@ -1,5 +1,6 @@
 """What one editor's choices show in another: the model picker follows a change made
-elsewhere, and a change to the same value is not announced (issue 31, item 10).
+elsewhere, and a change to the same value is not announced (issue 31, item 10);
+`usage_update` goes only to a client that can take it (item 11).
 
 Real daemon, two real `harness acp` processes driven by the SDK's client side.
 """
@@ -14,8 +15,8 @@ from typing import Any
 import pytest
 
 from tests.integration.conftest import Sandbox
-from tests.support.acp_editor import Editor, open_editor
-from tests.support.fake_model_server import FakeModelServer
+from tests.support.acp_editor import Editor, open_editor, text_prompt
+from tests.support.fake_model_server import FakeModelServer, Reply
 from tests.support.waiting import until
 
 pytestmark = pytest.mark.integration
@@ -65,3 +66,23 @@ def test_a_model_change_moves_the_other_editors_picker_once(
     # choice) not at all: one thought each.
     assert two.text("agent_thought_chunk").count("next turns use") == 1
     assert one.text("agent_thought_chunk").count("next turns use") == 1
+
+
+def test_usage_update_goes_only_to_a_client_that_can_take_it(
+    sandbox: Sandbox, model: FakeModelServer, daemon: Any, calc_project: Path
+) -> None:
+    model.add(Reply(content="One."), Reply(content="Two."))
+    old, new = Editor(), Editor()  # protocol 1 (an SDK from before usage_update), and 2
+
+    async def scenario() -> None:
+        for editor, version in ((old, 1), (new, 2)):
+            async with open_editor(
+                sandbox.env, calc_project, editor, protocol_version=version
+            ) as conn:
+                session = (await conn.new_session(cwd=str(calc_project), mcp_servers=[])).session_id
+                await conn.prompt(session_id=session, prompt=text_prompt("hello"))
+
+    run(scenario())
+    assert "agent_message_chunk" in old.kinds() and "usage_update" not in old.kinds()
+    [usage] = new.of_kind("usage_update")
+    assert usage.used == 120

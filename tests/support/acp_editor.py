@@ -93,9 +93,16 @@ class Editor:
 
 @contextlib.asynccontextmanager
 async def open_editor(
-    env: dict[str, str], cwd: Path, editor: Editor, *, read_files: bool = False
+    env: dict[str, str],
+    cwd: Path,
+    editor: Editor,
+    *,
+    read_files: bool = False,
+    write_files: bool = False,
+    protocol_version: int = 1,
 ) -> AsyncIterator[ClientSideConnection]:
-    """`harness acp` started and initialized, as an editor would."""
+    """`harness acp` started and initialized, as an editor would (announcing
+    `protocol_version`, and the fs methods it serves)."""
     async with spawn_agent_process(
         editor,
         sys.executable,
@@ -110,11 +117,13 @@ async def open_editor(
     ) as (conn, process):
         try:
             capabilities = schema.ClientCapabilities(
-                fs=schema.FileSystemCapabilities(read_text_file=read_files)
+                fs=schema.FileSystemCapabilities(
+                    read_text_file=read_files, write_text_file=write_files
+                )
             )
             await asyncio.wait_for(
                 conn.initialize(
-                    protocol_version=1,
+                    protocol_version=protocol_version,
                     client_capabilities=capabilities,
                     client_info=schema.Implementation(name="test-editor", version="1"),
                 ),
