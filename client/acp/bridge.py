@@ -6,7 +6,9 @@
 notifications for the sessions this editor has open (`mode.changed` as a
 `current_mode_update`, `modes.py`; a model change as a `config_option_update`,
 `config_options.py`), hands approvals to `Approvals`, and answers
-the daemon's `client.read_text_file` by asking the editor for its buffer. ACP's
+the daemon's `client.read_text_file` by asking the editor for its buffer (and
+`client.write_text_file`, an edit of a file it holds unsaved, with
+`fs/write_text_file`). ACP's
 error codes: -32602 for a bad request, -32002 for an unknown session, -32603
 with a message a person can act on for the rest.
 """
@@ -42,6 +44,7 @@ log = logging.getLogger(__name__)
 
 SESSION_UPDATE = "session/update"
 READ_TEXT_FILE = "fs/read_text_file"
+WRITE_TEXT_FILE = "fs/write_text_file"
 RESOURCE_NOT_FOUND = -32002
 LOST_TURN = exit_codes.INTERRUPTED
 RELINK_WAIT = 20.0  # seconds a request waits for the daemon to answer again
@@ -188,6 +191,8 @@ class Bridge:
     async def from_daemon(self, method: str, params: Any, is_notification: bool) -> Any:
         if method == methods.CLIENT_READ_TEXT_FILE and not is_notification:
             return await self._read_buffer(params)
+        if method == methods.CLIENT_WRITE_TEXT_FILE and not is_notification:
+            return await self._write_buffer(params)
         if method != methods.EVENT:
             raise RpcFailure(METHOD_NOT_FOUND, f"the bridge does not take {method}")
         event = parse_event({"method": method, "params": params})
@@ -240,3 +245,19 @@ class Bridge:
         )
         content = answer.get("content") if isinstance(answer, dict) else None
         return {"content": content if isinstance(content, str) else None}
+
+    async def _write_buffer(self, params: Any) -> dict[str, Any]:
+        """An approved edit of a file the editor holds unsaved, handed to the editor."""
+        fs = self.client_capabilities.fs
+        if not isinstance(params, dict) or self.editor is None or fs is None:
+            raise RpcFailure(INVALID_PARAMS, "no editor to write to")
+        if not fs.write_text_file:
+            raise RpcFailure(METHOD_NOT_FOUND, "the editor does not offer fs/write_text_file")
+        request = schema.WriteTextFileRequest(
+            session_id=str(params.get("session")),
+            path=str(params.get("path")),
+            content=str(params.get("content")),
+        )
+        wire = request.model_dump(mode="json", by_alias=True, exclude_none=True)
+        await self.editor.request(WRITE_TEXT_FILE, wire, 10)
+        return {}

@@ -75,9 +75,12 @@ async def _initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
     editor = request.client_info.name if request.client_info else "editor"
     if bridge.daemon is None:
         read_files = bool(fs and fs.read_text_file)
+        write_files = bool(fs and fs.write_text_file)
 
         async def connect() -> Peer:
-            return await open_daemon(bridge.from_daemon, editor=editor, read_files=read_files)
+            return await open_daemon(
+                bridge.from_daemon, editor=editor, read_files=read_files, write_files=write_files
+            )
 
         try:
             bridge.daemon = await connect()

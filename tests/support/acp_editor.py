@@ -3,9 +3,9 @@
 `Editor` records every `session/update` it is sent and every raw message that
 reaches it (so a test sees `$/cancel_request`, which the SDK does not handle),
 answers permission requests from a queue of choices (an option id, `cancelled`,
-or `error` to fail the request; or holds them until the test releases them), and
-serves `fs/read_text_file` from `buffers`, its
-"unsaved" texts. `open_editor` starts `harness acp` with the sandbox's
+or `error` to fail the request; or holds them until the test releases them),
+serves `fs/read_text_file` from `buffers`, its "unsaved" texts, and takes
+`fs/write_text_file` into them, saving the file as Zed does (`writes` records each). `open_editor` starts `harness acp` with the sandbox's
 environment and stops it, whatever happens.
 """
 
@@ -33,6 +33,7 @@ class Editor:
     incoming: list[dict[str, Any]] = field(default_factory=list)
     permission_requests: list[Any] = field(default_factory=list)
     read_requests: list[str] = field(default_factory=list)
+    writes: list[tuple[str, str]] = field(default_factory=list)
     held: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -65,6 +66,14 @@ class Editor:
         if path not in self.buffers:
             raise FileNotFoundError(path)
         return schema.ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kw: Any
+    ) -> schema.WriteTextFileResponse:
+        self.writes.append((path, content))
+        self.buffers[path] = content
+        Path(path).write_text(content)  # saved, as Zed saves what it is sent
+        return schema.WriteTextFileResponse()
 
     def observe(self, event: StreamEvent) -> None:
         if event.direction == StreamDirection.INCOMING:
