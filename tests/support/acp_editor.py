@@ -5,7 +5,8 @@ reaches it (so a test sees `$/cancel_request`, which the SDK does not handle),
 answers permission requests from a queue of choices (an option id, `cancelled`,
 or `error` to fail the request; or holds them until the test releases them),
 serves `fs/read_text_file` from `buffers`, its "unsaved" texts, and takes
-`fs/write_text_file` into them, saving the file as Zed does (`writes` records each). `open_editor` starts `harness acp` with the sandbox's
+`fs/write_text_file` into them, saving the file as Zed does (`writes` records
+each). `open_editor` starts `harness acp` with the sandbox's
 environment and stops it, whatever happens.
 """
 
@@ -72,7 +73,7 @@ class Editor:
     ) -> schema.WriteTextFileResponse:
         self.writes.append((path, content))
         self.buffers[path] = content
-        Path(path).write_text(content)  # saved, as Zed saves what it is sent
+        await asyncio.to_thread(Path(path).write_text, content)  # saved, as Zed saves it
         return schema.WriteTextFileResponse()
 
     def observe(self, event: StreamEvent) -> None:
