@@ -12,7 +12,7 @@ daemon has them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import helpers, schema
 
@@ -20,8 +20,18 @@ from coding_harness.client.acp.peer import INVALID_PARAMS, RpcFailure
 from coding_harness.protocol import methods
 
 if TYPE_CHECKING:
-    from coding_harness.client.acp.bridge import Bridge
     from coding_harness.client.acp.translate import SessionView, Update
+
+
+class Bridge(Protocol):
+    """What the options need of the bridge (`bridge.Bridge`, which imports this module)."""
+
+    views: dict[str, SessionView]
+
+    def view(self, session: str) -> SessionView: ...
+
+    async def ask_daemon(self, method: str, params: dict[str, Any], timeout: float = 60) -> Any: ...  # noqa: ASYNC109
+
 
 MODEL = "model"
 Option = schema.SessionConfigOptionSelect | schema.SessionConfigOptionBoolean

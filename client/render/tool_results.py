@@ -63,12 +63,11 @@ class Outcome:
         self.whole = lines if whole is None else whole
 
 
-def read_result(
-    name: str, result: str, more: str = "--verbose", failed: bool | None = None
-) -> Outcome:
+def read_result(name: str, result: str, more: str = "--verbose", flag: object = None) -> Outcome:
     """What the result of tool `name` says happened, and the lines that show it; a
-    folded output names `more` as what shows it whole. `failed` is the daemon's flag
-    on `tool.result`; None (a daemon from before it) judges by the wording."""
+    folded output names `more` as what shows it whole. `flag` is the daemon's `failed`
+    on `tool.result`; without a boolean (a daemon from before it) the wording decides."""
+    failed = flag if isinstance(flag, bool) else None
     if failed is None:
         failed = result.startswith(("refused:", "Error:", "Error from the MCP tool"))
     elif failed and _DECLINED.match(result):
