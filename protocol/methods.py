@@ -60,6 +60,7 @@ EVENT: Final = "event"
 
 # Requests the daemon sends to a client that announced the capability.
 CLIENT_READ_TEXT_FILE: Final = "client.read_text_file"  # an editor's unsaved buffer
+CLIENT_WRITE_TEXT_FILE: Final = "client.write_text_file"  # an edit to a file it holds unsaved
 
 
 class EventKind:

@@ -4,8 +4,11 @@
 `handlers.py`, handed over by `main.py`);
 `Bridge.from_daemon` turns each daemon event into `session/update`
 notifications for the sessions this editor has open (`mode.changed` as a
-`current_mode_update`, `modes.py`), hands approvals to `Approvals`, and answers
-the daemon's `client.read_text_file` by asking the editor for its buffer. ACP's
+`current_mode_update`, `modes.py`; a model change as a `config_option_update`,
+`config_options.py`), hands approvals to `Approvals`, and answers
+the daemon's `client.read_text_file` by asking the editor for its buffer (and
+`client.write_text_file`, an edit of a file it holds unsaved, with
+`fs/write_text_file`). ACP's
 error codes: -32602 for a bad request, -32002 for an unknown session, -32603
 with a message a person can act on for the rest.
 """
@@ -22,6 +25,7 @@ from acp import schema
 from pydantic import ValidationError
 
 from coding_harness.client.acp.approvals import Approvals
+from coding_harness.client.acp.config_options import model_changed
 from coding_harness.client.acp.modes import mode_update
 from coding_harness.client.acp.peer import (
     INTERNAL_ERROR,
@@ -40,6 +44,7 @@ log = logging.getLogger(__name__)
 
 SESSION_UPDATE = "session/update"
 READ_TEXT_FILE = "fs/read_text_file"
+WRITE_TEXT_FILE = "fs/write_text_file"
 RESOURCE_NOT_FOUND = -32002
 LOST_TURN = exit_codes.INTERRUPTED
 RELINK_WAIT = 20.0  # seconds a request waits for the daemon to answer again
@@ -122,6 +127,7 @@ class Bridge:
         self.linked = asyncio.Event()  # clear while a lost daemon connection is being redone
         self.linked.set()
         self.initialize_seen = False
+        self.sends_usage = False  # whether the editor takes `usage_update` (handlers.py)
         self.ready = asyncio.Event()  # set once initialize has answered
 
     # -- the editor's side -----------------------------------------------
@@ -174,6 +180,8 @@ class Bridge:
     async def send_updates(self, session: str, updates: list[Update]) -> None:
         assert self.editor is not None
         for update in updates:
+            if isinstance(update, schema.UsageUpdate) and not self.sends_usage:
+                continue
             note = schema.SessionNotification(session_id=session, update=update)
             await self.editor.notify(
                 SESSION_UPDATE, note.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -183,6 +191,8 @@ class Bridge:
     async def from_daemon(self, method: str, params: Any, is_notification: bool) -> Any:
         if method == methods.CLIENT_READ_TEXT_FILE and not is_notification:
             return await self._read_buffer(params)
+        if method == methods.CLIENT_WRITE_TEXT_FILE and not is_notification:
+            return await self._write_buffer(params)
         if method != methods.EVENT:
             raise RpcFailure(METHOD_NOT_FOUND, f"the bridge does not take {method}")
         event = parse_event({"method": method, "params": params})
@@ -213,6 +223,9 @@ class Bridge:
         if event.kind == EventKind.MODE_CHANGED:
             await self.send_updates(view.id, [mode_update(event.data)])
             return
+        if event.kind == EventKind.NOTICE and isinstance(event.data.get("provider"), str):
+            await self.send_updates(view.id, await model_changed(self, view, event.data))
+            return
         await self.send_updates(view.id, view.updates(event))
         if event.kind == EventKind.TURN_FINISHED:
             self.turns.finish(event.text("turn"), event.data)
@@ -232,3 +245,19 @@ class Bridge:
         )
         content = answer.get("content") if isinstance(answer, dict) else None
         return {"content": content if isinstance(content, str) else None}
+
+    async def _write_buffer(self, params: Any) -> dict[str, Any]:
+        """An approved edit of a file the editor holds unsaved, handed to the editor."""
+        fs = self.client_capabilities.fs
+        if not isinstance(params, dict) or self.editor is None or fs is None:
+            raise RpcFailure(INVALID_PARAMS, "no editor to write to")
+        if not fs.write_text_file:
+            raise RpcFailure(METHOD_NOT_FOUND, "the editor does not offer fs/write_text_file")
+        request = schema.WriteTextFileRequest(
+            session_id=str(params.get("session")),
+            path=str(params.get("path")),
+            content=str(params.get("content")),
+        )
+        wire = request.model_dump(mode="json", by_alias=True, exclude_none=True)
+        await self.editor.request(WRITE_TEXT_FILE, wire, 10)
+        return {}

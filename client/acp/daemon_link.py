@@ -3,8 +3,9 @@
 The daemon is started the way every `harness` command starts it (the launcher,
 run in a thread since it polls), then the bridge opens its own asyncio
 connection and sends `initialize` with the capabilities it will use: approvals
-(the editor answers them), and `read_text_file` when the editor offered to read
-its buffers. A daemon that cannot be reached is a `DaemonUnreachable` whose text
+(the editor answers them), `read_text_file` when the editor offered to read
+its buffers, and `write_text_file` when it also offered to write them. A daemon
+that cannot be reached is a `DaemonUnreachable` whose text
 says why and what to do.
 """
 
@@ -35,7 +36,9 @@ def _start_daemon() -> None:
     connect_or_start(paths.socket_path()).close()
 
 
-async def open_daemon(dispatch: Dispatch, *, editor: str, read_files: bool) -> Peer:
+async def open_daemon(
+    dispatch: Dispatch, *, editor: str, read_files: bool, write_files: bool = False
+) -> Peer:
     """An initialized connection to the daemon; its reader runs in the background.
 
     A daemon that is going away as we connect (it was just killed and another is
@@ -43,7 +46,9 @@ async def open_daemon(dispatch: Dispatch, *, editor: str, read_files: bool) -> P
     is tried again a few times before it counts."""
     for attempt in range(ATTEMPTS):
         try:
-            return await _open_once(dispatch, editor=editor, read_files=read_files)
+            return await _open_once(
+                dispatch, editor=editor, read_files=read_files, write_files=write_files
+            )
         except _Refused as exc:
             if attempt == ATTEMPTS - 1:
                 raise DaemonUnreachable(_fix(exc.__cause__ or exc)) from exc
@@ -55,7 +60,9 @@ class _Refused(Exception):
     """The socket refused or dropped us right after the daemon answered the launcher."""
 
 
-async def _open_once(dispatch: Dispatch, *, editor: str, read_files: bool) -> Peer:
+async def _open_once(
+    dispatch: Dispatch, *, editor: str, read_files: bool, write_files: bool = False
+) -> Peer:
     try:
         await asyncio.to_thread(_start_daemon)
     except (DaemonUnreachable, OSError) as exc:
@@ -72,6 +79,7 @@ async def _open_once(dispatch: Dispatch, *, editor: str, read_files: bool) -> Pe
         "stream": True,
         "notices": True,
         "read_text_file": read_files,
+        "write_text_file": read_files and write_files,
     }
     client = {"name": f"harness-acp ({editor})", "version": __version__, "pid": os.getpid()}
     try:

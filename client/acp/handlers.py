@@ -8,6 +8,11 @@ daemon's sessions; `session/close` frees the session in this agent (it detaches)
 and leaves it in the daemon, listed and loadable (`harness sessions rm` removes
 one). Each opened session answers with its permission modes, and
 `session/set_mode` switches them (`modes.py`). Prompts are in `prompting.py`.
+
+`usage_update` goes only to an editor that can take it (`sends_usage`): ACP has
+no capability for it and SDKs from before its schema refuse it as invalid
+params, so it is sent to a client announcing protocol 2 or later, or when the
+agent's environment sets `CODING_HARNESS_ACP_USAGE=1` (`0` turns it off).
 """
 
 from __future__ import annotations
@@ -37,6 +42,17 @@ from coding_harness.protocol.version import __version__
 log = logging.getLogger(__name__)
 
 ACP_VERSION = 1
+USAGE_SETTING = "CODING_HARNESS_ACP_USAGE"
+
+
+def sends_usage(protocol_version: int, env: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether to send `usage_update` to a client announcing `protocol_version`."""
+    setting = env.get(USAGE_SETTING, "").strip().lower()
+    if setting in ("1", "on", "yes", "true"):
+        return True
+    if setting in ("0", "off", "no", "false"):
+        return False
+    return protocol_version >= 2
 
 
 def _wire(model: Any) -> Any:
@@ -55,12 +71,16 @@ async def _initialize(bridge: Bridge, params: dict[str, Any]) -> Any:
     if request.client_capabilities is not None:
         bridge.client_capabilities = request.client_capabilities
     fs = bridge.client_capabilities.fs
+    bridge.sends_usage = sends_usage(request.protocol_version, os.environ)
     editor = request.client_info.name if request.client_info else "editor"
     if bridge.daemon is None:
         read_files = bool(fs and fs.read_text_file)
+        write_files = bool(fs and fs.write_text_file)
 
         async def connect() -> Peer:
-            return await open_daemon(bridge.from_daemon, editor=editor, read_files=read_files)
+            return await open_daemon(
+                bridge.from_daemon, editor=editor, read_files=read_files, write_files=write_files
+            )
 
         try:
             bridge.daemon = await connect()

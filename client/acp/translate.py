@@ -32,6 +32,7 @@ Update = (
     | schema.AgentPlanUpdate
     | schema.AvailableCommandsUpdate
     | schema.CurrentModeUpdate
+    | schema.ConfigOptionUpdate
     | schema.UsageUpdate
 )
 
@@ -107,6 +108,8 @@ class SessionView:
         self.last_call: str | None = None  # the call an approval belongs to
         self.failed_calls: set[str] = set()  # refused by an answer: failed, result or not
         self._open_calls: set[str] = set()  # started, no result yet
+        self.model_choice: tuple[str, str] | None = None  # (profile, model) the editor shows
+        self.chosen: str | None = None  # a profile this editor just chose: not announced back
 
     def runs_own_turn(self) -> bool:
         """Whether the turn running now (as the events tell) is one this bridge submitted."""
@@ -131,7 +134,9 @@ class SessionView:
         if kind == EventKind.TOOL_CALL:
             return [self._call(str(data.get("id")), str(data.get("name")), data.get("arguments"))]
         if kind == EventKind.TOOL_RESULT:
-            return [self._result(str(data.get("id")), str(data.get("result", "")))]
+            flag = data.get("failed")
+            failed = flag if isinstance(flag, bool) else None
+            return [self._result(str(data.get("id")), str(data.get("result", "")), failed)]
         if kind == EventKind.DIFF:
             return self._diff(data)
         if kind == EventKind.CHECK_RESULT:
@@ -198,9 +203,12 @@ class SessionView:
             raw_input=arguments or raw,
         )
 
-    def _result(self, call_id: str, result: str) -> Update:
+    def _result(self, call_id: str, result: str, flagged: bool | None = None) -> Update:
+        """`flagged`: the daemon's `failed` flag; None (an older daemon, a stored
+        history) falls back to the wording."""
         self._open_calls.discard(call_id)
-        failed = call_id in self.failed_calls or result.startswith("Error:")
+        by_text = result.startswith("Error:") if flagged is None else flagged
+        failed = call_id in self.failed_calls or by_text
         return helpers.update_tool_call(
             call_id,
             status="failed" if failed else "completed",

@@ -178,12 +178,12 @@ class TurnPrinter:
             self.view.busy(f"running {field(name)}")
 
     def _on_tool_result(self, data: dict[str, Any]) -> None:
-        """Under the call line: a refusal as a refusal, a rejected or dry-run edit as not
-        written, a command's output folded (tool_results.py)."""
+        """Under the call: a refusal, an edit not written, an output folded (tool_results)."""
         from coding_harness.client.render.tool_results import read_result
 
         name = self._calls.pop(str(data.get("id")), None) or str(data.get("name", "?"))
-        outcome = read_result(name, str(data.get("result") or ""), self.options.more)
+        said, flag = str(data.get("result") or ""), data.get("failed")  # None: an old daemon
+        outcome = read_result(name, said, self.options.more, flag)
         if outcome.kind == "declined" and outcome.path:
             self._rejected.append(outcome.path)
         if outcome.kind == "ran" and outcome.lines:

@@ -4,8 +4,10 @@ The daemon's `tool.result` carries the text the model was given (its first 4,000
 characters). A result that did not do what the call asked reads as such here,
 never as the dim line of a call that ran:
 
-- a refusal (`refused: ...`, `Error: ...`) is one red line with the way to allow
-  what was refused, when there is one (`/allow-cmd git`, `/mode accept-edits`);
+- a refusal is one red line with the way to allow what was refused, when there
+  is one (`/allow-cmd git`, `/mode accept-edits`): the daemon marks it with
+  `failed: true`; from a daemon without the flag, it is told by its wording
+  (`refused: ...`, `Error: ...`);
 - an edit previewed under `--dry-run` says `not written: dry run`;
 - an edit or command the user rejected or skipped says so.
 
@@ -61,10 +63,16 @@ class Outcome:
         self.whole = lines if whole is None else whole
 
 
-def read_result(name: str, result: str, more: str = "--verbose") -> Outcome:
+def read_result(name: str, result: str, more: str = "--verbose", flag: object = None) -> Outcome:
     """What the result of tool `name` says happened, and the lines that show it; a
-    folded output names `more` as what shows it whole."""
-    if result.startswith(("refused:", "Error:", "Error from the MCP tool")):
+    folded output names `more` as what shows it whole. `flag` is the daemon's `failed`
+    on `tool.result`; without a boolean (a daemon from before it) the wording decides."""
+    failed = flag if isinstance(flag, bool) else None
+    if failed is None:
+        failed = result.startswith(("refused:", "Error:", "Error from the MCP tool"))
+    elif failed and _DECLINED.match(result):
+        failed = False  # a rejected or skipped change: shown as not written, below
+    if failed:
         return Outcome("refused", _refusal(name, result))
     if name in _WRITE_TOOLS and (found := _DRY_RUN.match(result)):
         return Outcome("dry_run", [(f"{FIRST}not written: dry run ({found.group(1)})", "yellow")])

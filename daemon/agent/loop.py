@@ -22,7 +22,9 @@ Two guards reshape what the model is told instead of stopping: calls cut off
 at the output token limit are answered with "split the write"
 (`truncation.py`), and repeated shell failures of one shape become a question
 (`breaker.py`). Other model errors and cancellation propagate to the caller,
-which repairs the history.
+which repairs the history. Each `tool.result` event says `failed: true` when
+the call did not do its job (`seams.is_failed`: refused, rejected, failed, or
+cut off), so clients need not judge by the wording.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from coding_harness.daemon.agent.seams import (
     ModelReply,
     ToolExecutor,
     Usage,
+    is_failed,
 )
 from coding_harness.daemon.agent.text_calls import calls_in_text, may_hold_calls
 from coding_harness.daemon.agent.truncation import (
@@ -260,14 +263,13 @@ class AgentLoop:
             shown = {"id": call.id, "name": call.name, "arguments": call.arguments[:EVENT_PREVIEW]}
             self._events.emit(EventKind.TOOL_CALL, self._redact(shown))
             if call.id in cut:
-                result = CUT_OFF_RESULT
+                result, failed = CUT_OFF_RESULT, True
             else:
-                result = breaker.review(call, await self._tools.execute(call))
+                raw = await self._tools.execute(call)
+                result, failed = breaker.review(call, raw), is_failed(raw)
             messages.append(tool_message(call.id, call.name, result))
-            self._events.emit(
-                EventKind.TOOL_RESULT,
-                {"id": call.id, "name": call.name, "result": result[:EVENT_PREVIEW]},
-            )
+            shown_result = {"id": call.id, "name": call.name, "result": result[:EVENT_PREVIEW]}
+            self._events.emit(EventKind.TOOL_RESULT, {**shown_result, "failed": failed})
 
     def _spend_stop(self, messages: list[JSONObject]) -> LoopResult | None:
         """Before a model call: a result ending the turn at a spending limit, or None."""

@@ -13,6 +13,20 @@ from typing import Any, Literal, Protocol
 JSONObject = dict[str, Any]
 
 
+class FailedResult(str):
+    """A tool result saying the call did not do what it was asked: refused, rejected,
+    failed. It is the text the model reads; the loop's `tool.result` event carries
+    `failed: true` for it (`is_failed`), so a client need not judge by the wording."""
+
+    __slots__ = ()
+
+
+def is_failed(result: str) -> bool:
+    """Whether a tool result reports a call that did not do its job: a `FailedResult`,
+    or a result in the old convention, starting `Error:`."""
+    return isinstance(result, FailedResult) or result.startswith("Error:")
+
+
 @dataclass(kw_only=True, slots=True)
 class ToolCall:
     """One call the model asked for; `arguments` is the raw JSON text it sent."""

@@ -5,7 +5,9 @@ whose estimated prompt passes `agent.compact_at` of the context limit, and
 once after a provider answers that the conversation does not fit. The brief
 (see `window.py`) keeps the goal, the plan, the files changed and what
 is left; when the summary call itself fails, the brief goes without the
-summary rather than inventing one.
+summary rather than inventing one. A request it quotes (the goal, the latest
+request) is cut to `QUOTE_CHARS`, so a huge prompt (a pasted file, one the
+model refused) is never carried whole into every later request.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from coding_harness.daemon.context.window import (
 from coding_harness.protocol.methods import EventKind
 
 MIN_TRANSCRIPT_CHARS = 8_000
+QUOTE_CHARS = 4_000  # of a request the brief quotes
 CONTINUE = "Carry on with the latest request from where the brief leaves off."
 ACKNOWLEDGED = "Understood: I will continue from this brief."
 
@@ -180,10 +183,18 @@ class Compactor:
             lines = plan_lines(plan, root)
             left = [s.text for s in plan.steps if step_status(plan, s, root) != "done"]
         return resume_brief(
-            goal=goal_of(conversation),
-            latest=latest_request(conversation),
+            goal=quoted(goal_of(conversation)),
+            latest=quoted(latest_request(conversation)),
             plan=lines,
             files=list(dict.fromkeys(files)),
             left=left,
             summary=summary,
         )
+
+
+def quoted(request: str) -> str:
+    """A request as a brief quotes it: whole, or its first `QUOTE_CHARS` and a note."""
+    if len(request) <= QUOTE_CHARS:
+        return request
+    left = len(request) - QUOTE_CHARS
+    return f"{request[:QUOTE_CHARS]}\n[... {left:,} more characters of this request left out]"

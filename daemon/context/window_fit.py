@@ -7,7 +7,8 @@ that cannot say, or for Ollama's default, which the harness can only guess);
 without either, `agent.context_limits[profile]`, then `agent.context_limit`.
 A window of `SMALL_WINDOW` tokens or less gets the small-window budget
 (`turns/small_window.py`); one under `USEFUL_WINDOW` also gets one notice per
-session saying how to raise it on that server.
+session saying how to raise it on that server. A prompt that alone passes the
+window is refused before any model call (`refuse_oversized`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from coding_harness.daemon.providers.window import ServerWindow
 SMALL_WINDOW = 16_384
 USEFUL_WINDOW = 8_192
 SMALL_COMPACT_AT = 0.6  # a small window compacts earlier: the reply needs room too
+
+
+class PromptTooLarge(Exception):
+    """A prompt larger than the model's whole window: refused before any model call,
+    and not kept in the conversation. The message is for the person."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -100,3 +106,16 @@ async def window_for(
 ) -> TurnWindow:
     """Ask the profile's server (cached, `model_facts.py`) and fit its answer."""
     return fit_window(profile, config, await facts.window(profile, api_key))
+
+
+def refuse_oversized(text: str, window: TurnWindow) -> None:
+    """`PromptTooLarge` when `text` alone (about four characters a token) passes the window."""
+    estimate = (len(text) + 3) // 4
+    if estimate <= window.tokens:
+        return
+    raise PromptTooLarge(
+        f"the prompt is about {estimate:,} tokens, more than the model's whole context "
+        f"window of {window.tokens:,} ({window.source}), so it was not sent to the model "
+        "and is not kept in the conversation; attach large files by path (the agent reads "
+        "them with its tools), or send a shorter prompt"
+    )

@@ -21,6 +21,7 @@ from typing import Any
 from coding_harness.daemon.agent.seams import (
     ApprovalRequest,
     Approver,
+    FailedResult,
     JSONObject,
     ToolCall,
     ToolExecutor,
@@ -68,7 +69,8 @@ class HookedTools:
         notes = [f"[PostToolUse hook] {answer.reason}"] if answer.blocked and answer.reason else []
         if answer.added_context:
             notes.append(f"[PostToolUse hook context] {answer.added_context}")
-        return "\n\n".join([result, *notes])
+        joined = "\n\n".join([result, *notes])
+        return FailedResult(joined) if isinstance(result, FailedResult) else joined
 
     async def _before(self, name: str, fields: JSONObject) -> str | None:
         """None when the call may run, else the tool result saying why it did not."""
@@ -76,7 +78,7 @@ class HookedTools:
         _halt_on(answer)
         if answer.blocked:
             reason = answer.reason or "no reason given"
-            return f"Blocked by a PreToolUse hook; '{name}' did not run.\n{reason}"
+            return FailedResult(f"Blocked by a PreToolUse hook; '{name}' did not run.\n{reason}")
         if not answer.ask:
             return None
         shown = json.dumps(fields["tool_input"], ensure_ascii=False)
@@ -89,7 +91,9 @@ class HookedTools:
         if decision.decision == "yes":
             return None
         said = f" Reason: {decision.reason.strip()}" if decision.reason.strip() else ""
-        return f"the user declined the call of '{name}' a hook put to them; it did not run.{said}"
+        return FailedResult(
+            f"the user declined the call of '{name}' a hook put to them; it did not run.{said}"
+        )
 
 
 def _halt_on(answer: HookAnswer) -> None:

@@ -98,6 +98,7 @@ def _introduce(conn: Connection, client: Any, capabilities: Any) -> None:
     conn.answers_others = announced.get("approvals") is True
     # A process the agent's tools started must not feed read_file: it only ever reads.
     conn.reads_buffers = announced.get("read_text_file") is True and not conn.is_tool_descendant
+    conn.writes_buffers = conn.reads_buffers and announced.get("write_text_file") is True
 
 
 async def _open(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any] | None:

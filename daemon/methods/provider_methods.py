@@ -117,9 +117,10 @@ def _switched(session: Session, profile: ProviderProfile) -> dict[str, Any]:
     """Tell every attached client, remember the choice, and answer."""
     if session.store is not None:
         session.store.update_session(session.id, provider=session.provider, model=session.model)
+    said = f"next turns use {profile.name} · {profile.model} ({profile.endpoint})"
+    # The profile and model too, so an editor's model picker can follow the change.
     session.emit(
-        EventKind.NOTICE,
-        {"message": f"next turns use {profile.name} · {profile.model} ({profile.endpoint})"},
+        EventKind.NOTICE, {"message": said, "provider": profile.name, "model": profile.model}
     )
     return {
         "session": session.id,

@@ -63,6 +63,7 @@ class Connection:
         self.can_approve = False
         self.answers_others = False  # answers every turn's approvals, not only its own
         self.reads_buffers = False  # announced `capabilities.read_text_file`
+        self.writes_buffers = False  # announced `capabilities.write_text_file` too
         self.is_tool_descendant = False
         self.attached: set[str] = set()
         self.limits = limits or QueueLimits()

@@ -6,8 +6,9 @@ offered only when the context carries a search engine, and commit_plan (from
 `planning.py`) only when it carries the session's plan. read_file asks the
 context's editor buffers first, once the path passed the workspace's checks,
 and reads the disk when they have nothing; it records the text it showed in
-the session's `seen.SeenTexts`, the base write_file is checked against, only
-when that text is the file's on disk.
+the session's `seen.SeenTexts`, the base write_file is checked against, when it
+showed all of it: the disk's text, or the editor's (the edit tools plan an edit
+of a file the editor holds unsaved against that text: `edit/held.py`).
 
 In the read-only mode (`ToolContext.read_only`) the write tools are not
 offered, a call to one the model names anyway is refused with a result saying
@@ -21,7 +22,7 @@ import asyncio
 import contextlib
 from collections.abc import Iterable
 
-from coding_harness.daemon.agent.seams import JSONObject, ToolCall, ToolExecutor
+from coding_harness.daemon.agent.seams import FailedResult, JSONObject, ToolCall, ToolExecutor
 from coding_harness.daemon.tools import code_search, files, planning
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit import gate as edits
@@ -63,12 +64,12 @@ async def read_file(ctx: ToolContext, *, path: str) -> str:
 
 
 def _note_read(ctx: ToolContext, path: str, shown: str, buffer: str | None = None) -> None:
-    """Record the file's text as seen when read_file showed all of it (empty counts);
-    an editor's `buffer` only when it is the text on disk."""
+    """Record the text read_file showed as seen when it showed all of it (empty counts):
+    the editor's `buffer`, or the file's text on disk."""
     with contextlib.suppress(ToolRefusal, OSError):
         real = ctx.workspace.resolve_visible(path)
-        current = read_current(real, path)
-        if current is None or (buffer is not None and buffer != current):
+        current = read_current(real, path) if buffer is None else buffer
+        if current is None:
             return
         if current == shown or not current:
             seen_texts(ctx).note(ctx.workspace.relative(real), current)
@@ -264,7 +265,7 @@ class ReadOnlyGuard:
         name = call.name.strip()
         if name in WRITE_TOOLS:
             offered = ", ".join(s["function"]["name"] for s in self.schemas())
-            return WRITE_REFUSED.format(name=name, offered=offered)
+            return FailedResult(WRITE_REFUSED.format(name=name, offered=offered))
         return await self._inner.execute(call)
 
 

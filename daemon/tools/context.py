@@ -78,6 +78,14 @@ class BufferSource(Protocol):
         """The buffer's text of the real, absolute `path`; None: read the disk."""
         ...
 
+    def can_write(self) -> bool:
+        """Whether the editor takes edits to its buffers (`write_text`)."""
+        ...
+
+    async def write_text(self, path: Path, text: str) -> None:
+        """Give the editor `text` as the file's content; `OSError` when it fails."""
+        ...
+
 
 @dataclass(kw_only=True, slots=True)
 class ToolContext:

@@ -3,7 +3,9 @@
 Tools register by decorator on a `ToolRegistry`; a name registered twice is an
 error. `BoundTools` is the `ToolExecutor` the agent loop sees for one turn: it
 checks each call (name, JSON, argument names and types) before the handler
-runs, so whatever the model sends, it gets back a result it can act on.
+runs, so whatever the model sends, it gets back a result it can act on. A
+`ToolRefusal`, or a handler that fails, comes back as a `FailedResult`: the
+loop's `tool.result` event then says `failed: true`.
 It is also where secrets are kept in (`secret_guard.py`): a call carrying a
 known secret value is refused, and every result, event and approval request a
 tool produces has those values redacted.
@@ -18,7 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from coding_harness.daemon.agent.seams import JSONObject, ToolCall, ToolExecutor
+from coding_harness.daemon.agent.seams import FailedResult, JSONObject, ToolCall, ToolExecutor
 from coding_harness.daemon.security.secret_log import KNOWN_SECRETS, install_log_redaction
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
@@ -134,27 +136,30 @@ class BoundTools:
 
     async def execute(self, call: ToolCall) -> str:
         """Run one call; every problem the model can fix comes back as the result,
-        with every secret value the session knows redacted."""
-        return self.ctx.secrets.redact(await self._execute(call))
+        with every secret value the session knows redacted; a refusal stays a
+        `FailedResult`, so the loop marks its event failed."""
+        result = await self._execute(call)
+        redacted = self.ctx.secrets.redact(result)
+        return FailedResult(redacted) if isinstance(result, FailedResult) else redacted
 
     async def _execute(self, call: ToolCall) -> str:
         try:
             spec, arguments = self._check(call)
         except ToolRefusal as refusal:
-            return str(refusal)
+            return FailedResult(refusal)
         leak = leak_refusal(spec.name, arguments, self.ctx.secrets)
         if leak is not None:
             log.warning("refused a %s call carrying a secret value", spec.name)
-            return leak
+            return FailedResult(leak)
         try:
             return await spec.handler(self._tool_ctx, **arguments)
         except ToolRefusal as refusal:
-            return str(refusal)
+            return FailedResult(refusal)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.exception("tool %r failed", spec.name)
-            return f"Error: tool '{spec.name}' failed: {exc}"
+            return FailedResult(f"Error: tool '{spec.name}' failed: {exc}")
 
     def _check(self, call: ToolCall) -> tuple[ToolSpec, dict[str, str]]:
         shown = _shorten(call.arguments)
@@ -249,5 +254,7 @@ class OnlyTools:
         name = call.name.strip()
         if name and name not in self._names:
             offered = [s["function"]["name"] for s in self.schemas()]
-            return f"Error: '{name}' is not available here. Available tools: {', '.join(offered)}."
+            return FailedResult(
+                f"Error: '{name}' is not available here. Available tools: {', '.join(offered)}."
+            )
         return await self._inner.execute(call)

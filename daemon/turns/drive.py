@@ -28,7 +28,12 @@ from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.context.notes_curator import prompt_lines
 from coding_harness.daemon.context.plan_book import PlanKeeper
 from coding_harness.daemon.context.plans import Plan
-from coding_harness.daemon.context.window_fit import TurnWindow, raise_advice, window_for
+from coding_harness.daemon.context.window_fit import (
+    TurnWindow,
+    raise_advice,
+    refuse_oversized,
+    window_for,
+)
 from coding_harness.daemon.hooks.runner import HookRunner
 from coding_harness.daemon.hooks.tools import HookedTools
 from coding_harness.daemon.hooks.turn_hooks import prompt_context, turn_hooks, until_stopped
@@ -117,6 +122,7 @@ async def _drive(deps: TurnDeps, turn: Turn, lease: Lease) -> LoopResult:
     session, request, config, state = turn.session, turn.request, turn.config, turn.state
     working, events = state.working, state.recorder
     window = await turn_window(deps, turn)
+    refuse_oversized(request.text, window)  # PromptTooLarge: before any model call
     with Background() as jobs:
         # What blocks (files, ports, the index) runs in a worker thread while the turn is
         # assembled: the system prompt, and the build files as the turn found them (`make`

@@ -30,6 +30,7 @@ from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.config.profiles import ConfigError, ProviderProfile
 from coding_harness.daemon.context.notes_schedule import NoteTakers
 from coding_harness.daemon.context.turn_notes import NotesJob, wants_notes
+from coding_harness.daemon.context.window_fit import PromptTooLarge
 from coding_harness.daemon.hooks.answers import HookHalt
 from coding_harness.daemon.security.secrets import collect_secrets
 from coding_harness.daemon.sessions.session import Session
@@ -134,6 +135,11 @@ class TurnWorker:
             _repair(session, state, request.id, HOOK_NOTE)
             state.finish(halt.message, exit_codes.MODEL_ERROR)
             session.emit(EventKind.ERROR, {"message": halt.message, "kind": "hook"})
+        except PromptTooLarge as refused:  # never sent, and not kept: later turns stay small
+            del state.working[state.first :]
+            _repair(session, state, request.id, ERROR_NOTE)
+            state.finish(str(refused), exit_codes.MODEL_ERROR)
+            session.emit(EventKind.ERROR, {"message": str(refused), "kind": "prompt_too_large"})
         except (ModelError, ConfigError) as exc:
             _repair(session, state, request.id, ERROR_NOTE)
             state.finish(_without_secrets(session, state, str(exc)), exit_codes.MODEL_ERROR)

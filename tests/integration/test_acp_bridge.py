@@ -248,9 +248,10 @@ def test_the_editor_gets_commands_usage_and_the_plan(
         Reply(content="Tidied."),
     )
     editor = Editor()
+    env = {**sandbox.env, "CODING_HARNESS_ACP_USAGE": "1"}  # usage_update asked for
 
     async def scenario() -> None:
-        async with open_editor(sandbox.env, calc_project, editor) as conn:
+        async with open_editor(env, calc_project, editor) as conn:
             session = await conn.new_session(cwd=str(calc_project), mcp_servers=[])
             await conn.prompt(session_id=session.session_id, prompt=text_prompt("fix calc.py"))
             await conn.prompt(session_id=session.session_id, prompt=text_prompt("/tidy now"))

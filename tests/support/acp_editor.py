@@ -3,9 +3,10 @@
 `Editor` records every `session/update` it is sent and every raw message that
 reaches it (so a test sees `$/cancel_request`, which the SDK does not handle),
 answers permission requests from a queue of choices (an option id, `cancelled`,
-or `error` to fail the request; or holds them until the test releases them), and
-serves `fs/read_text_file` from `buffers`, its
-"unsaved" texts. `open_editor` starts `harness acp` with the sandbox's
+or `error` to fail the request; or holds them until the test releases them),
+serves `fs/read_text_file` from `buffers`, its "unsaved" texts, and takes
+`fs/write_text_file` into them, saving the file as Zed does (`writes` records
+each). `open_editor` starts `harness acp` with the sandbox's
 environment and stops it, whatever happens.
 """
 
@@ -33,6 +34,7 @@ class Editor:
     incoming: list[dict[str, Any]] = field(default_factory=list)
     permission_requests: list[Any] = field(default_factory=list)
     read_requests: list[str] = field(default_factory=list)
+    writes: list[tuple[str, str]] = field(default_factory=list)
     held: asyncio.Queue[str] = field(default_factory=asyncio.Queue)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -66,6 +68,14 @@ class Editor:
             raise FileNotFoundError(path)
         return schema.ReadTextFileResponse(content=self.buffers[path])
 
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kw: Any
+    ) -> schema.WriteTextFileResponse:
+        self.writes.append((path, content))
+        self.buffers[path] = content
+        await asyncio.to_thread(Path(path).write_text, content)  # saved, as Zed saves it
+        return schema.WriteTextFileResponse()
+
     def observe(self, event: StreamEvent) -> None:
         if event.direction == StreamDirection.INCOMING:
             self.incoming.append(event.message)
@@ -93,9 +103,16 @@ class Editor:
 
 @contextlib.asynccontextmanager
 async def open_editor(
-    env: dict[str, str], cwd: Path, editor: Editor, *, read_files: bool = False
+    env: dict[str, str],
+    cwd: Path,
+    editor: Editor,
+    *,
+    read_files: bool = False,
+    write_files: bool = False,
+    protocol_version: int = 1,
 ) -> AsyncIterator[ClientSideConnection]:
-    """`harness acp` started and initialized, as an editor would."""
+    """`harness acp` started and initialized, as an editor would (announcing
+    `protocol_version`, and the fs methods it serves)."""
     async with spawn_agent_process(
         editor,
         sys.executable,
@@ -110,11 +127,13 @@ async def open_editor(
     ) as (conn, process):
         try:
             capabilities = schema.ClientCapabilities(
-                fs=schema.FileSystemCapabilities(read_text_file=read_files)
+                fs=schema.FileSystemCapabilities(
+                    read_text_file=read_files, write_text_file=write_files
+                )
             )
             await asyncio.wait_for(
                 conn.initialize(
-                    protocol_version=1,
+                    protocol_version=protocol_version,
                     client_capabilities=capabilities,
                     client_info=schema.Implementation(name="test-editor", version="1"),
                 ),

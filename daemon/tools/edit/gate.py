@@ -17,7 +17,9 @@ skip: "revert" applies the edit like yes and puts the file back if `make check`
 then fails (`revert.py`); nothing is asked after the check. Every applied edit
 is announced by one "applied" notice, so `-y` shows one line per file written.
 A write the disk refuses leaves the file as it was and ends the turn with exit
-code 3, like a rejected edit.
+code 3, like a rejected edit. A file an attached editor holds with unsaved
+changes is edited on the editor's text and written back through the editor, or
+refused when it takes no writes (`held.py`).
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ import asyncio
 import errno
 from pathlib import Path
 
-from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest
+from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest, FailedResult
 from coding_harness.daemon.tools.build_files import changes_check, note_written
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit.checks import run_check
+from coding_harness.daemon.tools.edit.held import refuse_unwritable, unsaved_text, write_held
 from coding_harness.daemon.tools.edit.journal import journaled
 from coding_harness.daemon.tools.edit.plan import EditPlan, plan_edit
 from coding_harness.daemon.tools.edit.revert import REVERT, revert_edit
@@ -54,8 +57,10 @@ AUTO_APPROVE_KEPT = (
 
 
 async def propose_edit(ctx: ToolContext, path: str, old: str, new: str) -> str:
-    """Check the whole-file edit, then put it through the gate."""
-    plan = await asyncio.to_thread(plan_edit, ctx.workspace, path, old, new)
+    """Check the whole-file edit (against the editor's unsaved text, when it holds one),
+    then put it through the gate."""
+    held = await unsaved_text(ctx, path)
+    plan = await asyncio.to_thread(plan_edit, ctx.workspace, path, old, new, held)
     return await submit_edit(ctx, plan)
 
 
@@ -76,6 +81,7 @@ async def submit_edit(ctx: ToolContext, plan: EditPlan, *, always_ask: str = "")
             "is complete: do not retry it or write the file any other way. Carry on, and end "
             "with a summary of the changes you proposed."
         )
+    refuse_unwritable(ctx, plan)
     shapes_check = await asyncio.to_thread(changes_check, ctx.workspace.root, plan.rel)
     reasons = [CHANGES_CHECK] if shapes_check else []
     reasons += [always_ask] if always_ask else []
@@ -109,9 +115,11 @@ def summarize(plan: EditPlan) -> str:
 def _declined(rel: str, decision: ApprovalDecision) -> str:
     if decision.decision == "skip":
         reason = decision.reason.strip() or "(no reason given)"
-        return f"the user skipped this change to '{rel}', so it was not written. Reason: {reason}"
+        return FailedResult(
+            f"the user skipped this change to '{rel}', so it was not written. Reason: {reason}"
+        )
     refused = f"the change to '{rel}' was refused; the file was not written."
-    return (
+    return FailedResult(
         f"{refused} Reason: {decision.reason.strip()}"
         if decision.reason.strip()
         else (f"the user rejected this change to '{rel}'; the file was not written.")
@@ -125,18 +133,22 @@ async def apply_edit(
     listed_before = plan.rel in ctx.outcome.files_changed
     temp = temp_path(plan.real)
     try:
-        created = await journaled(
-            ctx.events,
-            plan.rel,
-            temp,
-            (plan.current, plan.new),
-            lambda: _write_if_unchanged(plan, temp),
-        )
+        if plan.in_editor:
+            created: list[Path] = []
+            await write_held(ctx, plan, plan.new, plan.current)
+        else:
+            created = await journaled(
+                ctx.events,
+                plan.rel,
+                temp,
+                (plan.current, plan.new),
+                lambda: _write_if_unchanged(plan, temp),
+            )
     except OSError as exc:
         ctx.outcome.edits_rejected += 1
         headline, advice = _not_written(plan.rel, exc)
         ctx.events.emit("error", {"message": headline, "kind": "edit"})
-        return f"{headline}. {advice}"
+        return FailedResult(f"{headline}. {advice}")
     ctx.outcome.record_change(plan.rel)
     seen_texts(ctx).note(plan.rel, plan.new)
     await asyncio.to_thread(note_written, ctx, plan.rel)
@@ -147,6 +159,8 @@ async def apply_edit(
     result = f"{label}: wrote '{plan.rel}'{note}. {check.text}{plan_note}"
     if check.passed is not False:
         return result
+    if revert_on_failure and plan.in_editor:
+        return result + await _revert_held(ctx, plan)
     if revert_on_failure:
         return result + await revert_edit(ctx, plan, created, listed_before=listed_before)
     return result + (AUTO_APPROVE_KEPT if ctx.accepts_edits else KEPT)
@@ -162,6 +176,21 @@ def _not_written(rel: str, exc: OSError) -> tuple[str, str]:
             f"{kept} Tell the user the disk is full; do not retry until they have freed space.",
         )
     return f"edit not applied: could not write '{rel}' ({cause})", kept
+
+
+async def _revert_held(ctx: ToolContext, plan: EditPlan) -> str:
+    """Put the editor's text back after the failed check, through the editor."""
+    try:
+        await write_held(ctx, plan, plan.current or "", plan.new)
+    except (ToolRefusal, OSError) as exc:
+        return f"\nThe user chose to revert this edit if make check failed, but {exc}"
+    seen_texts(ctx).forget(plan.rel)
+    ctx.events.emit("notice", {"message": f"reverted {plan.rel} after the failed make check"})
+    return (
+        f"\nThe user had chosen to revert this edit if make check failed, so the editor's "
+        f"text of '{plan.rel}' was put back. Work out from the failure above what went "
+        "wrong, then propose a corrected edit against the file as it is now."
+    )
 
 
 def _write_if_unchanged(plan: EditPlan, temp: Path) -> list[Path]:

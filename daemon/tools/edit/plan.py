@@ -1,8 +1,10 @@
 """The plan of one edit: which file, what it holds now, what it will hold, the diff.
 
 propose_edit's plan is checked against the file on disk here (a stale base or
-an edit that changes nothing is refused); replace_text and write_file build the
-same record from their own arguments with `make_plan`. The gate (`gate.py`)
+an edit that changes nothing is refused), or against `held`, the text of an
+editor that holds the file with unsaved changes (`held.py`): the text the
+model was shown; replace_text and write_file build the same record from their
+own arguments with `make_plan`. The gate (`gate.py`)
 and the revert after a failed check (`revert.py`) take it as it is.
 """
 
@@ -26,13 +28,17 @@ class EditPlan:
     current: str | None  # None for a file that does not exist yet
     new: str
     diff: str
+    in_editor: bool = False  # `current` is an editor's unsaved text: written back through it
 
 
-def plan_edit(workspace: Workspace, path: str, old: str, new: str) -> EditPlan:
-    """Validate an edit against the file on disk; `ToolRefusal` when it cannot go ahead."""
+def plan_edit(
+    workspace: Workspace, path: str, old: str, new: str, held: str | None = None
+) -> EditPlan:
+    """Validate an edit against the file on disk, or the editor's unsaved text `held`;
+    `ToolRefusal` when it cannot go ahead."""
     real = workspace.resolve_for_write(path)
     rel = workspace.relative(real)
-    current = read_current(real, rel)
+    current = read_current(real, rel) if held is None else held
     if current is None:
         if old.strip():
             raise ToolRefusal(
@@ -51,13 +57,14 @@ def plan_edit(workspace: Workspace, path: str, old: str, new: str) -> EditPlan:
         if new.rstrip() == current.rstrip():
             raise ToolRefusal(f"no changes: '{rel}' already holds this content")
         text = keep_final_newline(current, new)
-    return make_plan(real, rel, current, text)
+    return make_plan(real, rel, current, text, in_editor=held is not None)
 
 
-def make_plan(real: Path, rel: str, current: str | None, new: str) -> EditPlan:
-    return EditPlan(
-        real=real, rel=rel, current=current, new=new, diff=unified_diff(current or "", new, rel)
-    )
+def make_plan(
+    real: Path, rel: str, current: str | None, new: str, *, in_editor: bool = False
+) -> EditPlan:
+    diff = unified_diff(current or "", new, rel)
+    return EditPlan(real=real, rel=rel, current=current, new=new, diff=diff, in_editor=in_editor)
 
 
 def keep_final_newline(current: str, new: str) -> str:

@@ -13,6 +13,7 @@ import asyncio
 
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit.gate import submit_edit
+from coding_harness.daemon.tools.edit.held import unsaved_text
 from coding_harness.daemon.tools.edit.plan import EditPlan, make_plan
 from coding_harness.daemon.tools.edit.writes import read_current
 from coding_harness.daemon.tools.errors import ToolRefusal
@@ -20,16 +21,20 @@ from coding_harness.daemon.tools.workspace import Workspace
 
 
 async def replace_text(ctx: ToolContext, path: str, old_text: str, new_text: str) -> str:
-    """Check the snippet against the file, then put the edit through the gate."""
-    plan = await asyncio.to_thread(plan_replacement, ctx.workspace, path, old_text, new_text)
+    """Check the snippet against the file (the editor's unsaved text, when it holds
+    one), then put the edit through the gate."""
+    held = await unsaved_text(ctx, path)
+    plan = await asyncio.to_thread(plan_replacement, ctx.workspace, path, old_text, new_text, held)
     return await submit_edit(ctx, plan)
 
 
-def plan_replacement(workspace: Workspace, path: str, old_text: str, new_text: str) -> EditPlan:
+def plan_replacement(
+    workspace: Workspace, path: str, old_text: str, new_text: str, held: str | None = None
+) -> EditPlan:
     """The whole-file edit that swaps the one occurrence of `old_text`, or `ToolRefusal`."""
     real = workspace.resolve_for_write(path)
     rel = workspace.relative(real)
-    current = read_current(real, rel)
+    current = read_current(real, rel) if held is None else held
     if current is None:
         raise ToolRefusal(
             f"'{rel}' does not exist. replace_text changes existing files only; create a "
@@ -45,7 +50,8 @@ def plan_replacement(workspace: Workspace, path: str, old_text: str, new_text: s
     count = current.count(old_text)
     if count != 1:
         raise ToolRefusal(_match_problem(rel, current, old_text, count))
-    return make_plan(real, rel, current, current.replace(old_text, new_text, 1))
+    new = current.replace(old_text, new_text, 1)
+    return make_plan(real, rel, current, new, in_editor=held is not None)
 
 
 def _line_endings_of(current: str, old_text: str, new_text: str) -> tuple[str, str]:

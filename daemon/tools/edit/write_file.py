@@ -21,6 +21,7 @@ import asyncio
 
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.edit.gate import submit_edit
+from coding_harness.daemon.tools.edit.held import unsaved_text
 from coding_harness.daemon.tools.edit.plan import EditPlan, keep_final_newline, make_plan
 from coding_harness.daemon.tools.edit.seen import Base, seen_texts
 from coding_harness.daemon.tools.edit.writes import read_current
@@ -32,16 +33,20 @@ UNREAD = "it replaces a file not read in this session"
 
 async def write_file(ctx: ToolContext, path: str, content: str) -> str:
     """Check the write against what the model has seen, then put it through the gate."""
-    plan, base = await asyncio.to_thread(plan_write, ctx, path, content)
+    held = await unsaved_text(ctx, path)
+    plan, base = await asyncio.to_thread(plan_write, ctx, path, content, held)
     return await submit_edit(ctx, plan, always_ask=UNREAD if base == "unseen" else "")
 
 
-def plan_write(ctx: ToolContext, path: str, content: str) -> tuple[EditPlan, Base | None]:
-    """The edit and how the file's text compares with what the model saw (None: new file)."""
+def plan_write(
+    ctx: ToolContext, path: str, content: str, held: str | None = None
+) -> tuple[EditPlan, Base | None]:
+    """The edit and how the file's text (the editor's unsaved `held` text, when it holds
+    one) compares with what the model saw (None: new file)."""
     workspace: Workspace = ctx.workspace
     real = workspace.resolve_for_write(path)
     rel = workspace.relative(real)
-    current = read_current(real, rel)
+    current = read_current(real, rel) if held is None else held
     if current is None:
         if not content.strip():
             raise ToolRefusal(f"refused: will not create '{rel}' as an empty file")
@@ -55,4 +60,5 @@ def plan_write(ctx: ToolContext, path: str, content: str) -> tuple[EditPlan, Bas
         )
     if content.rstrip() == current.rstrip():
         raise ToolRefusal(f"no changes: '{rel}' already holds this content")
-    return make_plan(real, rel, current, keep_final_newline(current, content)), base
+    new = keep_final_newline(current, content)
+    return make_plan(real, rel, current, new, in_editor=held is not None), base

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest
+from coding_harness.daemon.agent.seams import ApprovalDecision, ApprovalRequest, FailedResult
 from coding_harness.daemon.tools.context import ToolContext
 from coding_harness.daemon.tools.errors import ToolRefusal
 from coding_harness.daemon.tools.shell.argv_rules import (
@@ -157,12 +157,12 @@ def declined_result(shown: str, decision: ApprovalDecision) -> str:
     """The tool result of a command the user said no to, or skipped (with the reason)."""
     reason = decision.reason.strip()
     if decision.decision == "skip":
-        return (
+        return FailedResult(
             f"the user skipped the command `{shown}`, so it did not run. "
             f"Reason: {reason or '(no reason given)'}"
         )
     said = f" Reason: {reason}" if reason else ""
-    return f"the user declined to run `{shown}`; it did not run.{said}"
+    return FailedResult(f"the user declined to run `{shown}`; it did not run.{said}")
 
 
 def index_notes(root: Path) -> str:

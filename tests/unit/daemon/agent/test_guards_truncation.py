@@ -72,7 +72,9 @@ def test_a_call_cut_at_the_length_limit_is_answered_not_run() -> None:
     assert done.model.payloads[1]["messages"][3]["content"] == CUT_OFF_RESULT
     assert done.result.reply == "I will split it."
     results = [data for kind, data in done.events.events if kind == "tool.result"]
-    assert results == [{"id": "w1", "name": "propose_edit", "result": CUT_OFF_RESULT}]
+    assert results == [
+        {"id": "w1", "name": "propose_edit", "result": CUT_OFF_RESULT, "failed": True}
+    ]
 
 
 def test_complete_calls_in_the_same_reply_still_run() -> None:

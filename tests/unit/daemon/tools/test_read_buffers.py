@@ -3,7 +3,7 @@
 A fake `BufferSource` that records what it is asked: its text is shown with
 the disk read's cap and empty-file wording; None reads the disk; hidden files
 and paths outside the workspace are refused before it is asked; a buffer's
-text counts as seen (the base write_file checks) only when it is the disk's.
+text shown whole counts as seen (the base write_file checks), the disk's not.
 """
 
 from __future__ import annotations
@@ -29,6 +29,12 @@ class Buffers:
         self.asked.append(path)
         return self.texts.get(path)
 
+    def can_write(self) -> bool:
+        return False
+
+    async def write_text(self, path: Path, text: str) -> None:
+        raise OSError("this editor takes no writes")
+
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
@@ -41,7 +47,8 @@ def test_a_buffer_is_shown_instead_of_the_disk(root: Path) -> None:
     ctx, _ = make_ctx(root, buffers=buffers)
     assert run(builtin.read_file(ctx, path="src/app.py")).endswith("# unsaved\n")
     assert buffers.asked == [app.resolve()]
-    assert seen_texts(ctx).base("src/app.py", app.read_text()) == "unseen"
+    assert seen_texts(ctx).base("src/app.py", buffers.texts[app]) == "same"
+    assert seen_texts(ctx).base("src/app.py", app.read_text()) == "changed"
 
 
 def test_no_buffer_reads_the_disk_and_counts_as_seen(root: Path) -> None:
@@ -69,7 +76,7 @@ def test_a_buffer_gets_the_disk_reads_cap_and_empty_wording(root: Path) -> None:
     shown = run(builtin.read_file(ctx, path="big.txt"))
     assert shown.startswith("y" * 100) and f"of {files.READ_CAP_CHARS + 5} characters" in shown
     assert "'empty.txt' is empty" in run(builtin.read_file(ctx, path="empty.txt"))
-    assert seen_texts(ctx).base("empty.txt", "x\n") == "unseen"
+    assert seen_texts(ctx).base("empty.txt", "x\n") == "changed"  # it saw the empty buffer
     assert seen_texts(ctx).base("big.txt", "") == "unseen"  # the model saw the buffer
 
 
