@@ -29,6 +29,7 @@ from tests.support import netguard
 from tests.support.fake_model_server import FakeModelServer
 from tests.support.processes import start_daemon, stop_daemon
 
+_READERS: dict[int, threading.Thread] = {}
 URL_LINE = re.compile(r"^open: (http://[^/]+/)\?token=(\S+)$")
 
 
@@ -86,9 +87,12 @@ def start_web(sandbox: Sandbox, *args: str) -> tuple[subprocess.Popen[str], str,
         lines.append(line.rstrip("\n"))
         found = URL_LINE.match(lines[-1])
         if found:
-            threading.Thread(target=_keep_reading, args=(process, lines), daemon=True).start()
+            reader = threading.Thread(target=_keep_reading, args=(process, lines), daemon=True)
+            reader.start()
+            _READERS[process.pid] = reader
             return process, found.group(1), found.group(2), lines
     process.wait(timeout=10)
+    process.stdout.close()
     raise AssertionError("harness web printed no URL:\n" + "\n".join(lines))
 
 
@@ -106,6 +110,11 @@ def stop_web(process: subprocess.Popen[str]) -> int:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
+    reader = _READERS.pop(process.pid, None)
+    if reader is not None:
+        reader.join(timeout=5)
+    if process.stdout is not None:
+        process.stdout.close()
     return process.returncode
 
 
