@@ -110,8 +110,11 @@ def test_a_terminal_turn_is_approved_from_the_web(stack: WebStack, web: httpx.Cl
     )
     try:
         session = waiting.wait_for(
-            lambda: [s["session"] for s in web.get("/api/sessions").json()["sessions"]
-                     if s["state"] == "waiting"],
+            lambda: [
+                s["session"]
+                for s in web.get("/api/sessions").json()["sessions"]
+                if s["state"] == "waiting"
+            ],
             "the one-shot's question",
         )[0]
         request = _pending(web, session)

@@ -103,7 +103,7 @@ def test_a_loopback_name_on_any_port_is_served_as_an_ssh_tunnel_sends_it(
 
 
 def test_allow_host_admits_a_tailscale_name(stack: WebStack) -> None:
-    process, base, token, lines = start_web(stack.sandbox, "--allow-host", "box.tail1234.ts.net")
+    process, base, token, _lines = start_web(stack.sandbox, "--allow-host", "box.tail1234.ts.net")
     try:
         with httpx.Client(base_url=base, timeout=30) as client:
             named = {"Host": "box.tail1234.ts.net"}
@@ -181,8 +181,8 @@ def test_no_path_from_the_url_reaches_the_file_system(web: httpx.Client, path: s
 
 
 def test_a_task_with_markup_is_shown_as_text(stack: WebStack, web: httpx.Client) -> None:
-    from tests.support.fake_model_server import Reply
     from tests.support import waiting
+    from tests.support.fake_model_server import Reply
     from tests.support.processes import client
 
     stack.model.add(Reply(content="ok"))
