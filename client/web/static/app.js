@@ -134,6 +134,7 @@ function sessionPage() {
   const stream = $("stream");
   let lastSeq = 0, socket = null, backoff = 250, text = null, textBuffer = "", reasoning = null;
   const cards = new Map();
+  let lastDiff = null; // the diff just shown: an approval of the same change replaces it
   const sending = new Set(); // answers on their way: never two requests for one at once
 
   const say = (message) => { $("said").textContent = message; };
@@ -208,7 +209,9 @@ function sessionPage() {
   function show(event) {
     const data = event.data || {};
     switch (event.kind) {
-      case "turn.started": endText(); stream.appendChild(el("p", "you", data.text || "")); setState("running"); break;
+      case "turn.started":
+        endText(); lastDiff = null;
+        if ($("title").textContent === "(no task yet)") $("title").textContent = String(data.text || "").split("\n")[0].slice(0, 60); stream.appendChild(el("p", "you", data.text || "")); setState("running"); break;
       case "text.delta":
         if (!text) { text = el("div", "reply"); stream.appendChild(text); }
         textBuffer += data.text || "";
@@ -220,8 +223,13 @@ function sessionPage() {
         break;
       case "tool.call": endText(); line("tool", "→ " + data.name + " " + String(data.arguments || "").slice(0, 200)); break;
       case "tool.result": line("result", String(data.result || "").split("\n")[0].slice(0, 200)); break;
-      case "diff": endText(); stream.appendChild(diffBlock(data.diff)); break;
-      case "approval.requested": approvalCard(data); setState("waiting"); break;
+      case "diff": endText(); lastDiff = { text: data.diff, node: diffBlock(data.diff) }; stream.appendChild(lastDiff.node); break;
+      case "approval.requested":
+        if (lastDiff && data.diff && lastDiff.text === data.diff) lastDiff.node.remove();
+        lastDiff = null;
+        approvalCard(data);
+        setState("waiting");
+        break;
       case "approval.resolved": {
         const who = (data.by && data.by.name) || data.client || "the daemon";
         answered(data.request, "answered " + data.decision + " by " + who);
@@ -267,6 +275,7 @@ function sessionPage() {
         backoff = 250;
         setLink("live");
         setState(frame.session.state);
+        if (frame.session.title) { $("title").textContent = frame.session.title; document.title = "harness: " + frame.session.title; }
         $("cost").textContent = cost(frame.session.cost_usd);
         $("mode").value = frame.session.mode;
         sendAnswers();
