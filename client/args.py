@@ -56,7 +56,7 @@ subcommands:
   acp                        an Agent Client Protocol agent on stdin/stdout,
                              for editors (docs/editors.md)
   web [--host ADDR] [--port N]
-                             the sessions in a browser, a phone's too (docs/web.md)
+                             the sessions in a browser (docs/web.md)
   undo [--turn ID] [--list] [--session ID] [--force]
                              put back every file the last turn (or turn ID,
                              and every later one) wrote (docs/undo.md)
