@@ -26,6 +26,7 @@ SUBCOMMANDS = (
     "acp",
     "undo",
     "mcp",
+    "web",
 )
 DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")
 SHELLS = ("bash", "zsh", "fish")
@@ -54,6 +55,8 @@ subcommands:
   completions bash|zsh|fish  print a shell completion script
   acp                        an Agent Client Protocol agent on stdin/stdout,
                              for editors (docs/editors.md)
+  web [--host ADDR] [--port N]
+                             the sessions in a browser (docs/web.md)
   undo [--turn ID] [--list] [--session ID] [--force]
                              put back every file the last turn (or turn ID,
                              and every later one) wrote (docs/undo.md)

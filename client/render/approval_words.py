@@ -67,6 +67,7 @@ def resolved_text(data: dict[str, Any], *, mine: bool) -> str:
     if isinstance(by, dict):
         name, pid = program_name(by.get("name")), by.get("pid")
         where = "the editor" if name.startswith("harness acp") else "another terminal"
+        where = "the browser" if name.startswith("harness web") else where
         shown = f"{name}, pid {pid}" if isinstance(pid, int) else name
         return f"{word} in {where} ({shown})"
     client = field(str(data.get("client") or ""))

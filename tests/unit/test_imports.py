@@ -20,6 +20,9 @@ HEAVY = (
     "pydantic",
     "coding_harness.daemon",
     "coding_harness.client.acp",
+    "aiohttp",
+    "segno",
+    "coding_harness.client.web",
 )
 LEAN = (
     "coding_harness.client.cli",
