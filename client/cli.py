@@ -178,6 +178,7 @@ _SUBCOMMAND_MODULES = {
     "acp": "acp.main",
     "undo": "commands.undo",
     "mcp": "commands.mcp",
+    "worktree": "commands.worktree",
 }
 
 

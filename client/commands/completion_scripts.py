@@ -36,6 +36,7 @@ SUMMARIES = {
     "acp": "an Agent Client Protocol agent for editors",
     "undo": "put back what the agent wrote",
     "mcp": "list or restart the MCP servers",
+    "worktree": "list, diff, merge or remove session worktrees",
 }
 MCP_ACTIONS = ("list", "restart")
 # Flags whose values come from the user's set-up (asked at Tab time).

@@ -1,0 +1,40 @@
+"""`--worktree [NAME]` on the command line: its help, its checks, its wire value.
+
+Kept apart from `args.py` so the flag costs that module three lines. A NAME
+must be usable as a branch name (`harness/NAME`); the flag makes a new session,
+so it contradicts --session, --continue and --resume.
+"""
+
+from __future__ import annotations
+
+import re
+
+# typing is for the type checker only: importing it costs a one-shot run ~3 ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from coding_harness.client.args import OneShotOptions
+
+HELP = (
+    "work in a new git worktree of this repository, on branch harness/NAME (NAME"
+    " left out: the session's short id); `harness worktree` lists, diffs, merges"
+    " and removes them. Before the prompt words, write --worktree=NAME"
+)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+
+
+def worktree_problem(options: OneShotOptions) -> str | None:
+    """Why the flag cannot be used as given, or None."""
+    name = options.worktree
+    if name is None:
+        return None
+    for flag, given in (("--session", options.session), ("--resume", options.resume)):
+        if given is not None:
+            return f"--worktree makes a new session and {flag} opens one; pass one of them"
+    if options.continued:
+        return "--worktree makes a new session and --continue opens one; pass one of them"
+    if name and (not _NAME.fullmatch(name) or ".." in name or name.endswith((".lock", "."))):
+        return (
+            f"{name!r} is not a worktree name (letters, digits, '.', '_', '-'); give the "
+            "task with -p, or write --worktree=NAME"
+        )
+    return None
