@@ -89,7 +89,7 @@ def run(conn: Connection, action: str, wanted: str, options: Any, err: Style) ->
     out = sys.stdout
     if action == "list":
         answer = conn.request(methods.WORKTREE_LIST, {}, timeout=GIT_TIMEOUT)
-        return print_list(answer, out, Style(out, color=color_wanted(out, False)))
+        return print_list(answer, out, Style(out, color=color_wanted(out, False)), err)
     params: dict[str, Any] = {"worktree": wanted}
     if action == "diff":
         answer = conn.request(methods.WORKTREE_DIFF, params, timeout=GIT_TIMEOUT)

@@ -32,7 +32,8 @@ def changes_word(worktree: dict[str, Any]) -> str:
     return "nothing to merge" if worktree.get("state") != "missing" else "folder gone"
 
 
-def print_list(listing: dict[str, Any], out: TextIO, style: Style) -> int:
+def print_list(listing: dict[str, Any], out: TextIO, style: Style, err: Style) -> int:
+    """The table on `out`; under it, on `err`, what to do about a missing folder."""
     worktrees = [w for w in listing.get("worktrees") or [] if isinstance(w, dict)]
     if not worktrees:
         style.line(NONE_MADE, "dim")
@@ -51,7 +52,7 @@ def print_list(listing: dict[str, Any], out: TextIO, style: Style) -> int:
     out.flush()
     for w in worktrees:
         if w.get("state") == "missing":
-            style.line(missing_hint(w), "yellow")
+            err.line(missing_hint(w), "yellow")
     return exit_codes.OK
 
 
