@@ -92,7 +92,7 @@ def test_three_parallel_worktrees_then_list_diff_merge_and_rm(
         for name in ("alpha", "bravo", "charlie")
     }
     for name, process in runs.items():
-        out, err = process.communicate(timeout=90)
+        _, err = process.communicate(timeout=90)
         assert process.returncode == 0, f"{name}: {err}"
         assert f"worktree {name} on harness/{name} (from main)" in err
     assert (repo / "story.txt").read_text() == STORY  # the user's tree is untouched

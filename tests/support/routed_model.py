@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.fake_model_server import Fault, FakeModelServer, Scripted
+from tests.support.fake_model_server import FakeModelServer, Fault, Scripted
 from tests.support.notes_requests import is_notes_request
 
 

@@ -101,8 +101,8 @@ class _Plan:
             return
         workspace = self.roots[-1]
         if real != workspace and _within(workspace, real) and not self._around_a_root(real, 3):
-            for entry in sorted(os.listdir(real)):
-                self.mask(_join(real, entry))
+            for entry in sorted(Path(real).iterdir()):
+                self.mask(str(entry))
         elif not self._around_a_root(real) and self.visible(real):
             self.add(real, "mask")
 
