@@ -6,7 +6,6 @@ runs in it is refused by the daemon, as from any other client.
 
 from __future__ import annotations
 
-import sys
 from types import SimpleNamespace
 
 from coding_harness.client.commands.worktree import run
@@ -31,5 +30,4 @@ class WorktreeCommand:
         if action is None or len(ids) != int(wanted_id) or (force and action != "rm"):
             self.style.line(f"usage: {USAGE}", "red")
             return
-        err = Style(sys.stderr, color=self.style.color)
-        run(self.conn, action, ids[0] if ids else "", SimpleNamespace(force=force), err)
+        run(self.conn, action, ids[0] if ids else "", SimpleNamespace(force=force), self.style)
