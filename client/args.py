@@ -11,8 +11,7 @@ mistakes) goes to argparse, which gives the same result or the error.
 
 from __future__ import annotations
 
-from coding_harness.client.commands.worktree_option import HELP as WORKTREE_HELP
-from coding_harness.client.commands.worktree_option import worktree_problem
+from coding_harness.client.commands import worktree_option
 from coding_harness.client.session.text_input import check_texts
 from coding_harness.protocol.modes import PERMISSION_MODES, READ_ONLY
 from coding_harness.protocol.version import __version__
@@ -65,8 +64,7 @@ subcommands:
   mcp restart NAME           stop the MCP server NAME and start it again
                              (docs/mcp.md)
   worktree [list] | diff ID | merge ID | rm ID [--force]
-                             the git worktrees of --worktree sessions; ID:
-                             a worktree's name or its session's id
+                             the git worktrees of sessions run with --worktree
   daemon start|stop|restart  control the daemon (harness starts it anyway)
   daemon status [--json]     pid, version, uptime, code indexes; exit 4 when
                              none answers (--json: the daemon's answer)
@@ -223,7 +221,7 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
         ("--resume",),
         _value("ID", "resume session ID; without one, pick from a list", nargs="?", const=""),
     ),
-    (("--worktree",), _value("NAME", WORKTREE_HELP, nargs="?", const="")),
+    (("--worktree",), _value("NAME", worktree_option.HELP, nargs="?", const="")),
     (("-q", "--quiet"), _switch("only the reply and questions for you: no banner, tool lines")),
     (("--verbose",), _switch("show each command's output whole, not folded to its ends")),
     (
@@ -300,7 +298,7 @@ def parse_oneshot(argv: list[str]) -> OneShotOptions:
         raise UsageError("--yes and --dry-run contradict each other; pass one")
     if options.yes and options.mode == READ_ONLY:
         raise UsageError("--yes and --mode read-only contradict each other; pass one")
-    if options.worktree is not None and (problem := worktree_problem(options)):
+    if options.worktree is not None and (problem := worktree_option.problem(vars(options))):
         raise UsageError(problem)
     check_texts(options)
     return options

@@ -9,11 +9,6 @@ from __future__ import annotations
 
 import re
 
-# typing is for the type checker only: importing it costs a one-shot run ~3 ms.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from coding_harness.client.args import OneShotOptions
-
 HELP = (
     "work in a new git worktree of this repository, on branch harness/NAME (NAME"
     " left out: the session's short id); `harness worktree` lists, diffs, merges"
@@ -22,15 +17,15 @@ HELP = (
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
 
-def worktree_problem(options: OneShotOptions) -> str | None:
-    """Why the flag cannot be used as given, or None."""
-    name = options.worktree
-    if name is None:
+def problem(options: dict[str, object]) -> str | None:
+    """Why the flag cannot be used as the parsed `options` (their `vars`) give it, or None."""
+    name = options.get("worktree")
+    if not isinstance(name, str):
         return None
-    for flag, given in (("--session", options.session), ("--resume", options.resume)):
-        if given is not None:
+    for flag, key in (("--session", "session"), ("--resume", "resume")):
+        if options.get(key) is not None:
             return f"--worktree makes a new session and {flag} opens one; pass one of them"
-    if options.continued:
+    if options.get("continued"):
         return "--worktree makes a new session and --continue opens one; pass one of them"
     if name and (not _NAME.fullmatch(name) or ".." in name or name.endswith((".lock", "."))):
         return (
