@@ -31,6 +31,7 @@ from coding_harness.daemon.methods.session_admin import title_of
 from coding_harness.daemon.methods.worktree_methods import (
     created_worktree,
     new_worktree,
+    refuse_gone_worktree,
     session_worktree,
 )
 from coding_harness.daemon.server.connection import Connection
@@ -212,6 +213,7 @@ async def session_submit(
     refuse_tool_children(conn)
     refuse_when_stopping(parts.stopping)
     target = session_of(parts, session)
+    refuse_gone_worktree(target.id, target.cwd)
     opts = options_map(options)
     target.key_env.update(env_map(env))
     submitted = parts.turns.submit(

@@ -89,6 +89,19 @@ def session_worktree(session: str) -> dict[str, Any] | None:
     return record.brief() if record is not None else None
 
 
+def refuse_gone_worktree(session: str, cwd: Path) -> None:
+    """A task for a session whose worktree folder was deleted by hand: -32602 naming the fix."""
+    if cwd.is_dir():
+        return
+    record = WorktreeBook().of_session(session)
+    if record is not None:
+        raise errors.InvalidParams(
+            f"the worktree folder {record.path} of this session was deleted by hand; its "
+            f"branch {record.branch} keeps what was committed (harness worktree merge "
+            f"{record.name}); start a new session, with --worktree for a new worktree"
+        )
+
+
 async def _git(work: Awaitable[T]) -> T:
     try:
         return await work

@@ -4,6 +4,7 @@ naming the fix, an exit code, and nothing lost (real git repositories, the real
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -125,6 +126,12 @@ def test_a_folder_deleted_by_hand_keeps_its_commits(sandbox: Sandbox, repo: Path
 
     listed = harness(sandbox, "worktree", "list", cwd=repo)
     assert listed.stdout.splitlines()[1].split()[:2] == ["gone", "missing"]
+    session = json.loads(harness(sandbox, "worktree", "list", "--json", cwd=repo).stdout)
+    again = harness(
+        sandbox, "-p", "more", "--session", session["worktrees"][0]["session"], cwd=repo
+    )
+    assert again.returncode == 5
+    assert "the worktree folder" in again.stderr and "was deleted by hand" in again.stderr
     assert "gone: the folder was deleted by hand; its branch harness/gone keeps" in listed.stderr
     diff = harness(sandbox, "worktree", "diff", "gone", cwd=repo)
     assert "is gone (deleted by hand)" in diff.stderr
