@@ -11,6 +11,7 @@ mistakes) goes to argparse, which gives the same result or the error.
 
 from __future__ import annotations
 
+from coding_harness.client.commands import worktree_option
 from coding_harness.client.session.text_input import check_texts
 from coding_harness.protocol.modes import PERMISSION_MODES, READ_ONLY
 from coding_harness.protocol.version import __version__
@@ -27,110 +28,11 @@ SUBCOMMANDS = (
     "undo",
     "mcp",
     "web",
+    "worktree",
 )
 DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")
 SHELLS = ("bash", "zsh", "fish")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-
-DESCRIPTION = """\
-A coding agent that lives in a background daemon (harnessd, started on first
-use). With a prompt, harness runs one task and exits with its code; without one
-(and with a terminal on standard input) it opens the REPL. The reply goes to
-standard output; tool lines, diffs and notices go to standard error."""
-
-EPILOG = """\
-subcommands:
-  sessions                   list sessions: full id, state, clients, last
-                             activity, tokens, cost, folder, title
-  sessions rm ID... | prune --older DAYS
-                             remove sessions; an ID may be the short id
-                             (after the timestamp) or a unique prefix
-  attach [ID]                a REPL on an existing session (default: the
-                             latest one for this folder)
-  approve [ID]               only answer approval requests: of one session,
-                             or with no ID of every session, later ones too
-  trust                      trust this project's .local_coding_harness.json
-                             and .mcp.json
-  doctor                     check the set-up; each problem with its fix
-  completions bash|zsh|fish  print a shell completion script
-  acp                        an Agent Client Protocol agent on stdin/stdout,
-                             for editors (docs/editors.md)
-  web [--host ADDR] [--port N]
-                             the sessions in a browser (docs/web.md)
-  undo [--turn ID] [--list] [--session ID] [--force]
-                             put back every file the last turn (or turn ID,
-                             and every later one) wrote (docs/undo.md)
-  mcp list [--json]          the MCP servers the daemon keeps (and those this
-                             folder configures): state, pid, tools, error
-  mcp restart NAME           stop the MCP server NAME and start it again
-                             (docs/mcp.md)
-  daemon start|stop|restart  control the daemon (harness starts it anyway)
-  daemon status [--json]     pid, version, uptime, code indexes; exit 4 when
-                             none answers (--json: the daemon's answer)
-  daemon logs [-n N] [-f]    the end of the daemon's log: N lines, or follow
-  daemon install|uninstall   hand the daemon to systemd (Linux) or launchd
-                             (macOS), or take it back
-
-  A prompt that starts with a subcommand's name goes through -p.
-
-in the REPL:
-  Enter submits; Esc-Enter, or a backslash at the end of the line, starts a
-  new line. Tab completes /commands, provider names, model ids, search
-  engines and skills. Up/Down walk the history (~/.coding_agent_history),
-  Ctrl-R searches it. Typing while a turn runs queues the next task. Ctrl-C
-  cancels the running turn and stays (Esc too); Shift-Tab cycles the mode;
-  Ctrl-D or /quit leaves, and a running turn goes on in the daemon. !CMD runs
-  your own shell command, @PATH attaches a file. /help lists every command.
-
-approvals:
-  Each proposed edit shows its full diff with line numbers, then asks
-  [y]es / [n]o / [s]kip (skip sends your reason to the model). From a pipe
-  the answer is read as a line of standard input (echo n | harness -p ...
-  rejects); with no answer left, the request waits for `harness approve`.
-
-output:
-  At a terminal the reply streams in, then is rendered as Markdown. Into a
-  pipe, and under --plain, it is printed once, as the model wrote it. -q
-  leaves only the reply and questions for you. --output-format json prints
-  one object when the run ends: reply, exit_code, session, usage
-  {prompt_tokens, cached_tokens, completion_tokens}, cost_usd and
-  files_changed; stream-json prints every event as a JSON line, then that
-  object. Nothing else goes to standard output in the JSON formats.
-
-exit codes:
-  0    done (a --dry-run that showed its diffs is done)
-  1    model or network error
-  2    make check failed after an applied edit
-  3    an edit was rejected or skipped
-  4    the daemon could not be reached or started
-  5    bad arguments
-  130  interrupted
-
-environment:
-  NO_COLOR                   no colors (the terminal layout stays)
-  CODING_AGENT_PROVIDER      the provider profile, below --provider
-  CODING_AGENT_MODEL         the model id, below --model
-  CODING_HARNESS_SOCKET      the daemon's socket
-  XDG_RUNTIME_DIR            the socket's folder otherwise (coding-harness/)
-  XDG_STATE_HOME             sessions, the daemon log and --debug logs
-                             (~/.local/state/coding-harness/)
-
-files:
-  ~/.coding_harness.json     global config
-  .local_coding_harness.json project config, merged over it key by key
-  ~/.config/coding-agent/config.json
-                             legacy config, still read
-  ~/.coding_agent_history    REPL history
-  ~/.agents/skills/NAME/SKILL.md
-                             skills (and .agents/skills/ in the project)
-
-examples:
-  harness -p "fix the bug in calc.py"
-  git diff | harness --stdin -q "review this"
-  harness -y --output-format json -p "rename foo to bar" | jq .files_changed
-  source <(harness completions bash)
-"""
-
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
@@ -159,6 +61,7 @@ class OneShotOptions:
         self.session: str | None = None
         self.continued = False
         self.resume: str | None = None
+        self.worktree: str | None = None  # "" for a generated name
         self.quiet = False
         self.verbose = False
         self.plain = False
@@ -219,6 +122,7 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
         ("--resume",),
         _value("ID", "resume session ID; without one, pick from a list", nargs="?", const=""),
     ),
+    (("--worktree",), _value("NAME", worktree_option.HELP, nargs="?", const="")),
     (("-q", "--quiet"), _switch("only the reply and questions for you: no banner, tool lines")),
     (("--verbose",), _switch("show each command's output whole, not folded to its ends")),
     (
@@ -268,6 +172,8 @@ _VALUED = {
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
+    from coding_harness.client import help_text
+
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str) -> NoReturn:
             raise UsageError(message)
@@ -275,8 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="harness",
         usage="harness [options] [PROMPT ...]\n       harness SUBCOMMAND ...",
-        description=DESCRIPTION,
-        epilog=EPILOG,
+        description=help_text.DESCRIPTION,
+        epilog=help_text.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -295,6 +201,8 @@ def parse_oneshot(argv: list[str]) -> OneShotOptions:
         raise UsageError("--yes and --dry-run contradict each other; pass one")
     if options.yes and options.mode == READ_ONLY:
         raise UsageError("--yes and --mode read-only contradict each other; pass one")
+    if options.worktree is not None and (problem := worktree_option.problem(vars(options))):
+        raise UsageError(problem)
     check_texts(options)
     return options
 

@@ -179,6 +179,7 @@ _SUBCOMMAND_MODULES = {
     "undo": "commands.undo",
     "mcp": "commands.mcp",
     "web": "web.main",
+    "worktree": "commands.worktree",
 }
 
 

@@ -112,6 +112,13 @@ class ShuttingDown(RpcError):
     default_message = "Daemon is shutting down"
 
 
+class WorktreeFailed(RpcError):
+    """git could not do what a worktree request needed; the message says why and the fix."""
+
+    code = -32020
+    default_message = "The worktree operation failed"
+
+
 _BY_CODE: dict[int, type[RpcError]] = {
     cls.code: cls
     for cls in (
@@ -131,6 +138,7 @@ _BY_CODE: dict[int, type[RpcError]] = {
         ServerBusy,
         ServerOverloaded,
         ShuttingDown,
+        WorktreeFailed,
     )
 }
 

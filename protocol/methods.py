@@ -35,6 +35,13 @@ SESSION_REMOVE: Final = "session.remove"  # {sessions: [id]}: forget them (not a
 SESSION_PRUNE: Final = "session.prune"  # {days}: remove the idle sessions older than that
 SESSION_APPEND: Final = "session.append"  # {session, text}: the user's own `!cmd` and its output
 
+# A session's git worktree (`session.create {worktree}` makes one): each takes `{worktree: ID}`,
+# the worktree's name or its session's id, short id or a prefix.
+WORKTREE_LIST: Final = "worktree.list"  # {}: every worktree the daemon made, and its state
+WORKTREE_DIFF: Final = "worktree.diff"  # its changes against the branch it came from
+WORKTREE_MERGE: Final = "worktree.merge"  # into the branch it came from; a conflict is reported
+WORKTREE_REMOVE: Final = "worktree.remove"  # {worktree, force?}: unmerged work needs force
+
 PLAN_GET: Final = "plan.get"
 SKILLS_LIST: Final = "skills.list"
 

@@ -37,6 +37,7 @@ SUMMARIES = {
     "undo": "put back what the agent wrote",
     "mcp": "list or restart the MCP servers",
     "web": "the sessions in a browser",
+    "worktree": "list, diff, merge or remove session worktrees",
 }
 MCP_ACTIONS = ("list", "restart")
 # Flags whose values come from the user's set-up (asked at Tab time).

@@ -66,8 +66,16 @@ def _print_lines(sessions: list[dict[str, Any]]) -> None:
         print(
             f"{field(str(s['session'])):<24} {field(str(s['state'])):<8} {mode_of(s):<12} "
             f"{field(str(s['clients'])):>7} {active:>7} {tokens:>9,} {cost:>9}  "
-            f"{field(str(s['cwd']))}  {field(str(s.get('title') or '-'))}"
+            f"{folder_of(s)}  {field(str(s.get('title') or '-'))}"
         )
+
+
+def folder_of(session: dict[str, Any]) -> str:
+    """The session's folder, and the worktree's name when it works in one."""
+    worktree = session.get("worktree")
+    name = worktree.get("name") if isinstance(worktree, dict) else None
+    folder = field(str(session["cwd"]))
+    return f"{folder} (worktree {field(str(name))})" if name else folder
 
 
 def mode_of(session: dict[str, Any]) -> str:

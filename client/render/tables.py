@@ -138,6 +138,9 @@ def sessions_table(sessions: Iterable[Mapping[str, Any]], now: float | None = No
         state = str(s.get("state", ""))
         where = Text(one_line(str(s.get("session", ""))), style="bold")
         where.append("\n" + one_line(str(s.get("cwd", ""))), style="dim")
+        worktree = s.get("worktree")
+        if isinstance(worktree, dict) and worktree.get("name"):  # --worktree's session
+            where.append(f" (worktree {one_line(str(worktree['name']))})", style="dim")
         table.add_row(
             where,
             _state_and_mode(state, s.get("options")),

@@ -35,6 +35,8 @@ from coding_harness.client.repl.slash_files import BadFile
 from coding_harness.client.repl.slash_settings import SettingsCommands
 from coding_harness.client.repl.undo_command import USAGE as UNDO_USAGE
 from coding_harness.client.repl.undo_command import UndoCommands
+from coding_harness.client.repl.worktree_command import USAGE as WORKTREE_USAGE
+from coding_harness.client.repl.worktree_command import WorktreeCommand
 from coding_harness.protocol import errors
 from coding_harness.protocol.client import Connection
 from coding_harness.protocol.modes import PERMISSION_MODES
@@ -106,6 +108,7 @@ class SlashCommands(ConversationCommands, SettingsCommands, AgentCommands):
             "/undo": (UNDO_USAGE, undo.undo),
             "/checkpoints": ("the turns /undo can put back, and their files", undo.checkpoints),
             "/mcp": (MCP_USAGE, McpCommand(conn, session, style)),
+            "/worktree": (WORKTREE_USAGE, WorktreeCommand(conn, style)),
         }
 
     def names(self) -> list[str]:

@@ -170,6 +170,8 @@ def _create_params(options: OneShotOptions, names: list[str] | None = None) -> d
     }
     if options.mode:  # the permission mode, set as the session is made
         params["options"] = {"mode": options.mode}
+    if options.worktree is not None:  # a git worktree of its own: --worktree [NAME]
+        params["worktree"] = options.worktree or True
     return params
 
 
@@ -188,6 +190,10 @@ def _created(
         style.line(f"config: {problem}", "yellow")
     if not options.quiet and options.output_format == "text":
         style.line(f"{session['provider']} · {session['model']} · {session['cwd']}", "dim")
+    if session.get("worktree"):
+        from coding_harness.client.commands.worktree_lines import print_created
+
+        print_created(session, style, quiet=options.quiet or options.output_format != "text")
     if options.debug:
         switch_debug(conn, str(session["session"]), True, style)
 

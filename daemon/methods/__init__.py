@@ -28,6 +28,7 @@ from coding_harness.daemon.methods import (
     session_methods,
     undo_methods,
     window_methods,
+    worktree_methods,
 )
 from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.server.rpc import Handler, MethodTable
@@ -46,6 +47,7 @@ AREAS: tuple[dict[str, Handler], ...] = (
     undo_methods.HANDLERS,
     mcp_methods.HANDLERS,
     window_methods.HANDLERS,
+    worktree_methods.HANDLERS,
 )
 DETACHED = (
     context_methods.DETACHED

@@ -28,6 +28,12 @@ from coding_harness.daemon.methods.params import (
 )
 from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.methods.session_admin import title_of
+from coding_harness.daemon.methods.worktree_methods import (
+    created_worktree,
+    new_worktree,
+    refuse_gone_worktree,
+    session_worktree,
+)
 from coding_harness.daemon.server.connection import Connection
 from coding_harness.daemon.server.rpc import Handler
 from coding_harness.daemon.sessions.debug_log import DEBUG_SWITCHES
@@ -72,17 +78,28 @@ async def session_create(
     model: Any = None,
     options: Any = None,
     env: Any = None,
+    worktree: Any = None,
 ) -> dict[str, Any]:
     refuse_when_stopping(parts.stopping)
     mode = permission_mode(options_map(options).get("mode"), "options.mode")
-    session = Session(
-        id=new_session_id(),
-        cwd=workspace_folder(text("cwd", cwd)),
-        provider=optional_text("provider", provider),
-        model=optional_text("model", model),
-        key_env=env_map(env),
-        store=parts.store(),
-    )
+    session_id, folder = new_session_id(), workspace_folder(text("cwd", cwd))
+    profile_name, model_id = optional_text("provider", provider), optional_text("model", model)
+    keys = env_map(env)
+    async with new_worktree(parts, folder, worktree, session_id) as made:
+        session = Session(
+            id=session_id,
+            cwd=Path(made.record.path) if made else folder,
+            provider=profile_name,
+            model=model_id,
+            key_env=keys,
+            store=parts.store(),
+        )
+        created = await _create(parts, session, mode)
+    return {**created, "worktree": created_worktree(made)} if made else created
+
+
+async def _create(parts: MethodParts, session: Session, mode: str | None) -> dict[str, Any]:
+    """The rest of `session.create` once the session's folder is known."""
     config = parts.configs.get(session.cwd)
     first_run: dict[str, Any] = {}
     if config.discoverable:  # no config file at all: look for what is around
@@ -140,7 +157,8 @@ def summary(parts: MethodParts, session: Session) -> dict[str, Any]:
     its title (`session_admin.title_of`)."""
     if session.options.mode is None:
         session.options.mode = session_mode(session, parts.configs.get(session.cwd))
-    return {**session.summary(), "title": title_of(session)}
+    worktree = session_worktree(session.id)
+    return {**session.summary(), "title": title_of(session), "worktree": worktree}
 
 
 def _keep(parts: MethodParts, session: Session) -> None:
@@ -195,6 +213,7 @@ async def session_submit(
     refuse_tool_children(conn)
     refuse_when_stopping(parts.stopping)
     target = session_of(parts, session)
+    refuse_gone_worktree(target.id, target.cwd)
     opts = options_map(options)
     target.key_env.update(env_map(env))
     submitted = parts.turns.submit(

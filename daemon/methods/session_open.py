@@ -29,10 +29,10 @@ log = logging.getLogger(__name__)
 
 # What `session: {...}` may hold to create a session: session.create's params, and the
 # first turn to start.
-CREATE_KEYS = ("cwd", "provider", "model", "options", "env")
+CREATE_KEYS = ("cwd", "provider", "model", "options", "env", "worktree")
 SUBMIT_KEYS = ("text", "options", "env_names")
 SHAPE = (
-    "session must be {cwd, provider?, model?, options?, env?, submit?} to create one, "
+    "session must be {cwd, provider?, model?, options?, env?, worktree?, submit?} to create one, "
     "or {id} to join one"
 )
 SUBMIT_SHAPE = "session.submit must be {text, options?, env_names?: [names]}"

@@ -14,7 +14,8 @@ From the bottom up:
   (`sandbox_workspace.py`);
 - masks, empty and read-only: the credential names (`NEVER_SHOWN`, and the ones
   the walk of the workspace finds) and the daemon's own folders, wherever they
-  would show.
+  would show (around a workspace inside one of them, a session's worktree in the
+  state folder, every entry but the one on the way to it).
 
 A mount lies on top of every mount of a folder around it: they are made
 parents first, and for one path in the order of the list above. So the
@@ -93,13 +94,20 @@ class _Plan:
                 self.add(where, "show", real)
 
     def mask(self, path: str) -> None:
-        """Mask `path` where it shows (a symlink: what it leads to)."""
+        """Mask `path` where it shows (a symlink: what it leads to); a folder that holds
+        the workspace (a session's worktree in the state folder) entry by entry around it."""
         real = os.path.realpath(path)
-        if os.path.lexists(real) and not self._around_a_root(real) and self.visible(real):
+        if not os.path.lexists(real):
+            return
+        workspace = self.roots[-1]
+        if real != workspace and _within(workspace, real) and not self._around_a_root(real, 3):
+            for entry in sorted(Path(real).iterdir()):
+                self.mask(str(entry))
+        elif not self._around_a_root(real) and self.visible(real):
             self.add(real, "mask")
 
-    def _around_a_root(self, path: str) -> bool:
-        return any(_within(root, path) for root in self.roots)
+    def _around_a_root(self, path: str, roots: int = 4) -> bool:
+        return any(_within(root, path) for root in self.roots[:roots])
 
 
 def bwrap_arguments(workspace: str, view: View, network: bool) -> list[str]:

@@ -133,3 +133,12 @@ def test_decode_input_names_offset_and_line() -> None:
 def test_text_that_is_not_utf8_is_bad_input_naming_where(argv: list[str], named: str) -> None:
     with pytest.raises(BadInput, match=f"^{re.escape(named)} is not valid UTF-8"):
         parse_oneshot(argv)
+
+
+def test_worktree_takes_an_optional_name() -> None:
+    assert parse_oneshot(["-p", "task", "--worktree"]).worktree == ""
+    assert parse_oneshot(["--worktree=fix", "-p", "task"]).worktree == "fix"
+    assert parse_oneshot(["--worktree", "-p", "task"]).worktree == ""
+    assert parse_oneshot(["-p", "task"]).worktree is None
+    with pytest.raises(UsageError, match="--worktree makes a new session and --continue"):
+        parse_oneshot(["-c", "--worktree", "-p", "task"])

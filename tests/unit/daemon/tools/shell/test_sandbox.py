@@ -3,6 +3,9 @@ tests in tests/integration/test_sandbox.py run it against a hostile recipe)."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -250,3 +253,29 @@ def test_the_hidden_folders_follow_a_change_of_the_environment(
     again = hidden_paths(tmp_path)
     assert str(tmp_path / "two" / "coding-harness") in again
     assert str(tmp_path / "one" / "coding-harness") not in again
+
+
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A folder neither /tmp's cover nor the home folder's hides."""
+    folder = Path(tempfile.mkdtemp(prefix="harness-test-", dir="/var/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_workspace_inside_the_state_folder_leaves_the_rest_of_it_hidden(
+    home: Path, outside_tmp: Path
+) -> None:
+    """A session's git worktree lives in the state folder (`--worktree`): the state
+    folder is masked around it, entry by entry, wherever it lies."""
+    state = outside_tmp / "state/coding-harness"
+    files(state, "sessions.db", "daemon.log", "debug/s.jsonl", "worktrees/other/x", "worktrees/w/")
+    workspace = state / "worktrees/w"
+    args = bwrap_arguments(str(workspace), View(home=str(home), hidden=(str(state),)), False)
+    found = mounts(args)
+    assert where(found, workspace) == ["--bind", "--chdir"]
+    for masked in ("sessions.db", "daemon.log"):
+        assert args[args.index(str(state / masked)) - 1] == "/dev/null", masked
+    assert where(found, state / "debug") == ["--tmpfs", "--remount-ro"]
+    assert where(found, state / "worktrees/other") == ["--tmpfs", "--remount-ro"]
+    assert where(found, state) == [] and where(found, state / "worktrees") == []
