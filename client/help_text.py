@@ -68,8 +68,8 @@ output:
   leaves only the reply and questions for you. --output-format json prints
   one object when the run ends: reply, exit_code, session, usage
   {prompt_tokens, cached_tokens, completion_tokens}, cost_usd,
-  files_changed and check; stream-json prints every event as a JSON line, then that
-  object. Nothing else goes to standard output in the JSON formats.
+  files_changed and check; stream-json prints every event as a JSON line,
+  then that object. Nothing else goes to standard output in the JSON formats.
 
 exit codes:
   0    done (a --dry-run that showed its diffs is done)

@@ -42,7 +42,7 @@ def test_help_lists_the_exit_codes_environment_and_keys() -> None:
     for code, meaning in (
         ("0", "done"),
         ("1", "model or network error"),
-        ("2", "make check failed"),
+        ("2", "the check failed"),
         ("3", "rejected or skipped"),
         ("4", "daemon could not be reached"),
         ("5", "bad arguments"),
