@@ -61,5 +61,5 @@ async def _attach_again(bridge: Bridge) -> None:
             continue
         assert bridge.daemon is not None
         await bridge.daemon.notifications_handled()  # the replayed events are out
-        if summary.get("state") == "idle":  # nothing runs: a turn not replayed as finished is lost
+        if summary.get("state") in ("idle", "failed"):  # nothing runs: a turn not replayed as finished is lost
             bridge.turns.end_lost(view.id)
