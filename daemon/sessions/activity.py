@@ -43,6 +43,7 @@ class TurnActivity:
     def __init__(self) -> None:
         self.submitted: str | None = None
         self.started: str | None = None
+        self.started_seq: int | None = None  # the seq of its `turn.started`
         self.finished: FinishedTurn | None = None
         self.background: set[str] = set()
         self.first_text = ""  # the first turn's task, the title until the history has it
@@ -61,17 +62,19 @@ class TurnActivity:
             return
         self._primed = True
         for event in events:
-            self._see(event.kind, event.data, event.at)
+            self._see(event)
 
-    def saw(self, kind: str, data: JSONObject, at: float) -> None:
+    def saw(self, event: Event) -> None:
         """An event the session just sent."""
-        finished = self._see(kind, data, at)
+        finished = self._see(event)
         if finished is not None and finished.background and self.on_background_end is not None:
             self.on_background_end(finished)
 
-    def _see(self, kind: str, data: JSONObject, at: float) -> FinishedTurn | None:
+    def _see(self, event: Event) -> FinishedTurn | None:
+        kind, data = event.kind, event.data
         if kind == EventKind.TURN_STARTED:
             self.started = str(data.get("turn"))
+            self.started_seq = event.seq
             text = data.get("text")
             if not self.first_text and isinstance(text, str):
                 self.first_text = text
@@ -84,7 +87,7 @@ class TurnActivity:
         self.finished = FinishedTurn(
             turn=turn,
             exit_code=code if isinstance(code, int) else exit_codes.MODEL_ERROR,
-            at=at,
+            at=event.at,
             reply=reply[:REPLY_CHARS] if isinstance(reply, str) else "",
             background=turn in self.background,
         )

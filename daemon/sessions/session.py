@@ -164,7 +164,7 @@ class Session:
         self.pending_events.append((event.seq, kind, event.data, event.at))
         for conn in list(self.subscribers.values()):
             conn.send_encoded(framed)
-        self.activity.saw(kind, event.data, event.at)
+        self.activity.saw(event)
         return event
 
     def framed(self, event: Event) -> bytes:
@@ -255,6 +255,7 @@ class Session:
             "messages": len(self.history),
             "options": self.options.to_wire(),
             "pending_turn": self.activity.pending,
+            "last_turn_seq": self.activity.started_seq,
             "last_turn": finished.to_wire() if finished is not None else None,
             "waiting_for": self.approvals.waiting_for(),
         }
