@@ -95,7 +95,7 @@ def _started(process: subprocess.Popen[str]) -> str:
 
 
 def test_three_background_tasks_from_three_shells(
-    sandbox: Sandbox, routed: RoutedModelServer, daemon: subprocess.Popen[bytes]
+    sandbox: Sandbox, daemon: subprocess.Popen[bytes], routed: RoutedModelServer
 ) -> None:
     notes = sandbox.root / "notified"
     notes.mkdir()
@@ -167,7 +167,7 @@ def test_three_background_tasks_from_three_shells(
 
 
 def test_wait_and_logs_say_what_they_cannot_do(
-    sandbox: Sandbox, routed: RoutedModelServer, daemon: subprocess.Popen[bytes]
+    sandbox: Sandbox, daemon: subprocess.Popen[bytes], routed: RoutedModelServer
 ) -> None:
     assert _harness(sandbox, "wait", "nosuch").returncode == 5
     assert "no session 'nosuch'" in _harness(sandbox, "logs", "nosuch").stderr
@@ -186,7 +186,7 @@ def _three_held(sandbox: Sandbox, routed: RoutedModelServer) -> tuple[list[str],
 
 
 def test_a_local_model_gets_one_request_at_a_time_and_the_queue_shows(
-    sandbox: Sandbox, routed: RoutedModelServer, daemon: subprocess.Popen[bytes]
+    sandbox: Sandbox, daemon: subprocess.Popen[bytes], routed: RoutedModelServer
 ) -> None:
     ids, held = _three_held(sandbox, routed)  # loopback: max_parallel is 1 by default
     wait_for(
@@ -204,7 +204,7 @@ def test_a_local_model_gets_one_request_at_a_time_and_the_queue_shows(
 
 
 def test_sessions_of_different_folders_run_side_by_side(
-    sandbox: Sandbox, routed: RoutedModelServer, daemon: subprocess.Popen[bytes]
+    sandbox: Sandbox, daemon: subprocess.Popen[bytes], routed: RoutedModelServer
 ) -> None:
     _configure(sandbox, profile={"max_parallel": 0})  # no limit
     ids, held = _three_held(sandbox, routed)
