@@ -7,17 +7,19 @@ has at once)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
-from tests.support.fake_model_server import Reply, tool_call
+from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.processes import client, run_harness
+from tests.support.repl_run import ReplRun
 from tests.support.routed_model import Held, RoutedModelServer
 from tests.support.waiting import wait_for
 
@@ -216,3 +218,21 @@ def test_sessions_of_different_folders_run_side_by_side(
     assert routed.most_at_once == 3
     replies = {_harness(sandbox, "logs", sid).stdout.strip() for sid in ids}
     assert replies == {"answer 0", "answer 1", "answer 2"}
+
+
+def test_a_repl_line_ending_in_an_ampersand_runs_in_a_session_of_its_own(
+    sandbox: Sandbox, model: FakeModelServer, repl: Callable[..., ReplRun]
+) -> None:
+    model.add(Reply(content="Looked in the background."))
+    run = repl()
+    run.type("look at calc.py &\n")
+    run.wait_for("running in the background as session", "err")
+    short = re.search(r"as session (\w+)", run.err.text())
+    assert short is not None
+    assert _harness(sandbox, "wait", short[1]).returncode == 0
+    assert _harness(sandbox, "logs", short[1]).stdout.strip() == "Looked in the background."
+    assert run.finish() == 0
+    rows = _rows(sandbox)
+    assert rows[short[1]]["title"] == "look at calc.py"  # the task, without its `&`
+    assert len(rows) == 2  # the REPL's own session stayed apart, its history empty
+    assert [row["messages"] for sid, row in rows.items() if sid != short[1]] == [0]
