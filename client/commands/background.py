@@ -3,8 +3,9 @@ row for `harness logs` and `harness wait`.
 
 `--bg` prints the session's short id alone on standard output (so a script can
 keep it: `id=$(harness -p "..." --bg)`), and how to follow it on standard
-error. `session_row` reads `session.list` and picks the session an ID names:
-its full id, its short id, or a unique prefix of either.
+error; under the JSON output formats, one object on standard output instead.
+`session_row` reads `session.list` and picks the session an ID names: its full
+id, its short id, or a unique prefix of either.
 """
 
 from __future__ import annotations
@@ -25,9 +26,16 @@ def short_id(full: str) -> str:
     return full.rsplit("-", 1)[-1]
 
 
-def submitted(session: dict[str, Any], turn: dict[str, Any]) -> int:
-    """`--bg`: say where the turn went, and return at once."""
+def submitted(session: dict[str, Any], turn: dict[str, Any], output_format: str = "text") -> int:
+    """`--bg`: say where the turn went, and return at once (under `--output-format
+    json` or `stream-json`: one object, `{session, short_id, turn, queued}`)."""
     short = short_id(str(session["session"]))
+    if output_format != "text":
+        import json
+
+        said = {"session": session["session"], "short_id": short, "turn": turn.get("turn")}
+        print(json.dumps({**said, "queued": bool(turn.get("queued"))}), flush=True)
+        return exit_codes.OK
     print(short, flush=True)
     queued = " (queued behind the session's running turn)" if turn.get("queued") else ""
     print(

@@ -96,7 +96,7 @@ def _run(
         from coding_harness.client.commands import background
 
         turn = session.get("turn") or _submit(conn, session, options, prompt)
-        return background.submitted(session, turn)
+        return background.submitted(session, turn, options.output_format)
     from coding_harness.client.render.printer import PrintOptions, TurnPrinter
     from coding_harness.client.render.views import oneshot_view
     from coding_harness.client.session.turn_driver import TurnDriver
