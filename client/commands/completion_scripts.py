@@ -163,7 +163,8 @@ complete -c harness -n "$in_logs" -s f -d "follow the log"
 complete -c harness -n "__fish_seen_subcommand_from completions" -a "@SHELLS@"
 set -l in_mcp "__fish_seen_subcommand_from mcp"
 complete -c harness -n "$in_mcp; and not __fish_seen_subcommand_from @MCP@" -a "@MCP@"
-complete -c harness -n "__fish_seen_subcommand_from attach approve logs wait" -a "(__harness_values session)"
+set -l takes_id "__fish_seen_subcommand_from attach approve logs wait"
+complete -c harness -n "$takes_id" -a "(__harness_values session)"
 @FLAGS@
 """
 
