@@ -41,13 +41,13 @@ standard output; tool lines, diffs and notices go to standard error."""
 
 EPILOG = """\
 subcommands:
-  sessions [--watch] [--json] the sessions: short id, title, folder, state
+  sessions [--watch|--json]  the sessions: short id, title, folder, state
                              (running, waiting for an approval, queued for
                              the model, done, failed), activity, tokens, cost
   logs ID [-f]               a session's last turn as the one-shot prints it;
                              -f follows it to its end
-  wait ID                    block until the session's turn ends; exit with
-                             its exit code
+  wait ID...                 block until each session's turn ends; exit
+                             with its exit code (the first failure's)
   sessions rm ID... | prune --older DAYS
                              remove sessions; an ID may be the short id
                              (after the timestamp) or a unique prefix
