@@ -5,7 +5,10 @@ suite's fake server renders it (`stream_chunks`: content deltas, a usage chunk,
 `data: [DONE]`) and written in one send, over a kept-alive connection. The
 test suite's `FakeModelServer` (`http.server`) spends 1.5 to 2 ms of its own
 on each request, on the same two cores as the client and the daemon; here
-nearly nothing is spent, so a benchmark measures the harness.
+nearly nothing is spent, so a benchmark measures the harness. With `latency`
+each answer to a POST waits that many seconds first (a model that takes its time; the
+connections are served side by side), and `most_at_once` records the most
+requests it had at once.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 
 from tests.support.fake_model_server import Reply, stream_chunks
 
@@ -32,11 +36,14 @@ def rendered(reply: Reply) -> bytes:
 
 
 class InstantModel:
-    def __init__(self, content: str = "ok") -> None:
+    def __init__(self, content: str = "ok", latency: float = 0.0) -> None:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.endpoint = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
         self._answer = rendered(Reply(content=content))
         self.requests = 0
+        self.latency = latency
+        self.in_flight = self.most_at_once = self.posts = 0
+        self._lock = threading.Lock()
 
     def start(self) -> InstantModel:
         threading.Thread(target=self._accept, daemon=True).start()
@@ -72,7 +79,18 @@ class InstantModel:
                     waiting += data
                 waiting = waiting[length:]
                 self.requests += 1
+                if self.latency and head.startswith(b"POST"):  # a look-up is answered at once
+                    self._wait()
                 conn.sendall(self._answer)
+
+    def _wait(self) -> None:
+        with self._lock:
+            self.posts += 1
+            self.in_flight += 1
+            self.most_at_once = max(self.most_at_once, self.in_flight)
+        time.sleep(self.latency)
+        with self._lock:
+            self.in_flight -= 1
 
 
 def _content_length(head: bytes) -> int:

@@ -12,6 +12,7 @@ mistakes) goes to argparse, which gives the same result or the error.
 from __future__ import annotations
 
 from coding_harness.client.commands import worktree_option
+from coding_harness.client.option_table import OPTIONS, OUTPUT_FORMATS
 from coding_harness.client.session.text_input import check_texts
 from coding_harness.protocol.modes import PERMISSION_MODES, READ_ONLY
 from coding_harness.protocol.version import __version__
@@ -27,12 +28,13 @@ SUBCOMMANDS = (
     "acp",
     "undo",
     "mcp",
+    "logs",
+    "wait",
     "web",
     "worktree",
 )
 DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")
 SHELLS = ("bash", "zsh", "fish")
-OUTPUT_FORMATS = ("text", "json", "stream-json")
 
 # typing is for the type checker only: importing it costs a one-shot run ~3 ms.
 TYPE_CHECKING = False
@@ -61,92 +63,18 @@ class OneShotOptions:
         self.session: str | None = None
         self.continued = False
         self.resume: str | None = None
-        self.worktree: str | None = None  # "" for a generated name
         self.quiet = False
         self.verbose = False
         self.plain = False
         self.debug = False
         self.output_format = "text"
         self.version = False
+        self.bg = False
+        self.worktree: str | None = None  # "" for a generated name
         for key, value in values.items():
             if not hasattr(self, key):
                 raise TypeError(f"unknown option {key!r}")
             setattr(self, key, value)
-
-
-def _switch(text: str, **more: Any) -> dict[str, Any]:
-    return {"action": "store_true", "help": text, **more}
-
-
-def _value(metavar: str, text: str, **more: Any) -> dict[str, Any]:
-    return {"metavar": metavar, "help": text, **more}
-
-
-# Every option: its spellings, then argparse's settings for it.
-OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
-    (
-        ("-p", "--prompt"),
-        _value(
-            "TEXT",
-            "prompt text; repeatable, joined with newlines",
-            dest="prompts",
-            action="append",
-            default=[],
-        ),
-    ),
-    (("--stdin",), _switch("read the prompt from standard input")),
-    (
-        ("-y", "--yes"),
-        _switch(
-            "apply proposed edits without asking (the diff is still shown): the"
-            " accept-edits mode for this run, and uv run / uv sync approved too"
-        ),
-    ),
-    (
-        ("--mode",),
-        _value(
-            "MODE",
-            "the session's permission mode: ask (the default: every write is put to"
-            " you), accept-edits (writes applied without asking) or read-only (no"
-            " writes: the agent ends with a plan); docs/modes.md",
-            choices=PERMISSION_MODES,
-        ),
-    ),
-    (("--dry-run",), _switch("show diffs, write nothing (and run no `uv`)")),
-    (("--provider",), _value("NAME", "provider profile from the config")),
-    (("--model",), _value("ID", "model id for this session")),
-    (("--cwd",), _value("DIR", "workspace folder (default: the current one)")),
-    (("--session",), _value("ID", "submit into an existing session (an id, short id or prefix)")),
-    (("-c", "--continue"), _switch("continue this folder's latest session", dest="continued")),
-    (
-        ("--resume",),
-        _value("ID", "resume session ID; without one, pick from a list", nargs="?", const=""),
-    ),
-    (("--worktree",), _value("NAME", worktree_option.HELP, nargs="?", const="")),
-    (("-q", "--quiet"), _switch("only the reply and questions for you: no banner, tool lines")),
-    (("--verbose",), _switch("show each command's output whole, not folded to its ends")),
-    (
-        ("--plain", "--no-color"),
-        _switch("no colors, no Markdown: the reply as the model wrote it", dest="plain"),
-    ),
-    (
-        ("--debug",),
-        _switch(
-            "write the raw model exchanges (keys redacted) to"
-            " $XDG_STATE_HOME/coding-harness/debug/SESSION.jsonl; protocol details on errors"
-        ),
-    ),
-    (
-        ("--output-format",),
-        _value(
-            "FORMAT",
-            "text (the default), json (one result object) or stream-json",
-            choices=OUTPUT_FORMATS,
-            default="text",
-        ),
-    ),
-    (("-v", "--version"), _switch("print the version and exit")),
-)
 
 
 def _dest(names: tuple[str, ...], settings: dict[str, Any]) -> str:

@@ -71,6 +71,10 @@ def _main(args: list[str]) -> int:
     except UsageError as exc:
         print(f"harness: {exc}\nTry 'harness --help'.", file=sys.stderr)
         return exit_codes.BAD_ARGUMENTS
+    if not prompt and options.bg:
+        _hang_up(early)
+        print("harness: --bg needs a task: harness -p TASK --bg", file=sys.stderr)
+        return exit_codes.BAD_ARGUMENTS
     if not prompt:  # the REPL: no task at all
         _hang_up(early)
         from coding_harness.client.repl.repl import run_repl
@@ -180,6 +184,8 @@ _SUBCOMMAND_MODULES = {
     "mcp": "commands.mcp",
     "web": "web.main",
     "worktree": "commands.worktree",
+    "logs": "commands.logs",
+    "wait": "commands.wait",
 }
 
 

@@ -11,8 +11,14 @@ standard output; tool lines, diffs and notices go to standard error."""
 
 EPILOG = """\
 subcommands:
-  sessions                   list sessions: full id, state, clients, last
-                             activity, tokens, cost, folder, title
+  sessions [--watch|--json]  the sessions: short id, title, folder (or
+                             worktree), state (running, waiting for an
+                             approval, queued for the model, done, failed),
+                             activity, tokens, cost
+  logs ID [-f]               a session's last turn as the one-shot prints it;
+                             -f follows it to its end
+  wait ID...                 block until each session's turn ends; exit
+                             with its exit code (the first failure's)
   sessions rm ID... | prune --older DAYS
                              remove sessions; an ID may be the short id
                              (after the timestamp) or a unique prefix

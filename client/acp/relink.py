@@ -61,5 +61,6 @@ async def _attach_again(bridge: Bridge) -> None:
             continue
         assert bridge.daemon is not None
         await bridge.daemon.notifications_handled()  # the replayed events are out
-        if summary.get("state") == "idle":  # nothing runs: a turn not replayed as finished is lost
+        # nothing runs (idle, or its last turn failed): a turn not replayed as finished is lost
+        if summary.get("state") in ("idle", "failed"):
             bridge.turns.end_lost(view.id)

@@ -38,6 +38,8 @@ SUMMARIES = {
     "mcp": "list or restart the MCP servers",
     "web": "the sessions in a browser",
     "worktree": "list, diff, merge or remove session worktrees",
+    "logs": "a session's last turn; -f follows it",
+    "wait": "wait for a session's turn; its exit code",
 }
 MCP_ACTIONS = ("list", "restart")
 # Flags whose values come from the user's set-up (asked at Tab time).
@@ -71,7 +73,7 @@ _harness() {
             completions)
                 [[ $cword -eq 2 ]] && COMPREPLY=($(compgen -W "@SHELLS@" -- "$cur"))
                 return;;
-            attach|approve)
+            attach|approve|logs|wait)
                 if [[ $cword -eq 2 ]]; then
                     COMPREPLY=($(compgen -W "$(_harness_values session)" -- "$cur"))
                 fi
@@ -127,7 +129,7 @@ _harness() {
                 fi
                 return;;
             completions) (( CURRENT == 3 )) && compadd @SHELLS@; return;;
-            attach|approve) (( CURRENT == 3 )) && _harness_values session; return;;
+            attach|approve|logs|wait) (( CURRENT == 3 )) && _harness_values session; return;;
             mcp) (( CURRENT == 3 )) && compadd @MCP@; return;;
             sessions|trust|doctor|acp|undo) return;;
         esac
@@ -163,7 +165,8 @@ complete -c harness -n "$in_logs" -s f -d "follow the log"
 complete -c harness -n "__fish_seen_subcommand_from completions" -a "@SHELLS@"
 set -l in_mcp "__fish_seen_subcommand_from mcp"
 complete -c harness -n "$in_mcp; and not __fish_seen_subcommand_from @MCP@" -a "@MCP@"
-complete -c harness -n "__fish_seen_subcommand_from attach approve" -a "(__harness_values session)"
+set -l takes_id "__fish_seen_subcommand_from attach approve logs wait"
+complete -c harness -n "$takes_id" -a "(__harness_values session)"
 @FLAGS@
 """
 

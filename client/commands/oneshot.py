@@ -10,6 +10,9 @@ a new session's turn starts in that same request: one round trip, sent before
 the modules that print the turn are imported, so they load while the daemon
 works on it. `--mode NAME` is the new session's permission mode (a session
 joined with `--session` is switched with `session.configure` before the submit).
+`--bg` submits the task (`options.background`) and returns at once, printing the
+session's short id on standard output and how to follow it on standard error
+(`background.py`); the turn runs on in the daemon.
 """
 
 from __future__ import annotations
@@ -89,6 +92,11 @@ def _import_output() -> None:
 def _run(
     conn: Connection, session: dict[str, Any], options: OneShotOptions, prompt: str, style: Style
 ) -> int:
+    if options.bg:
+        from coding_harness.client.commands import background
+
+        turn = session.get("turn") or _submit(conn, session, options, prompt)
+        return background.submitted(session, turn, options.output_format)
     from coding_harness.client.render.printer import PrintOptions, TurnPrinter
     from coding_harness.client.render.views import oneshot_view
     from coding_harness.client.session.turn_driver import TurnDriver
@@ -153,7 +161,10 @@ def _submit(
 
 
 def _turn_options(options: OneShotOptions) -> dict[str, Any]:
-    return {"yes": options.yes, "dry_run": options.dry_run}
+    turn = {"yes": options.yes, "dry_run": options.dry_run}
+    if options.bg:
+        turn["background"] = True
+    return turn
 
 
 def _answerer(options: OneShotOptions, style: Style, read_line: Any) -> Any:

@@ -1,11 +1,14 @@
-"""`harness sessions`: the sessions the daemon holds.
+"""`harness sessions [--watch] [--json]`: the sessions the daemon holds.
 
-At a terminal they form a table (`tables.sessions_table`, rich imported only
-then); into a pipe, one line per session in fixed columns that scripts can
-split on whitespace, with the full session id first and each session's
-permission mode (MODE) after its state, and its title (the first task) last.
-`rm` and `prune` remove sessions (`sessions_remove.py`). Every value is a `field`: a folder
-name holding a newline or an escape stays on its row, escaped.
+At a terminal they form the live table (`sessions_table.py`, rich imported only
+then: short id, title, folder, state, activity, tokens, cost); `--watch` redraws
+it every second until Ctrl-C. Into a pipe, one line per session in fixed columns
+that scripts can split on whitespace, with the full session id first and each
+session's permission mode (MODE) after its state, and its title (the first
+task) last. `--json` prints `session.list`'s answer as it came (`{"sessions":
+[...]}`; each row's `state` is running, waiting, queued, idle or failed). `rm` and
+`prune` remove sessions (`sessions_remove.py`). Every value is a `field`: a
+folder name holding a newline or an escape stays on its row, escaped.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from coding_harness.client.render.sanitize import field
 from coding_harness.client.render.style import is_terminal
 from coding_harness.client.session.launcher import connect_or_start
 from coding_harness.protocol import exit_codes, methods, paths
-from coding_harness.protocol.client import DaemonUnreachable
+from coding_harness.protocol.client import Connection, DaemonUnreachable
 from coding_harness.protocol.version import __version__
 
 
@@ -29,24 +32,48 @@ def main(argv: list[str]) -> int:
 
         run = sessions_remove.remove_main if argv[0] == "rm" else sessions_remove.prune_main
         return run(argv[1:])
-    if argv:
-        print("usage: harness sessions [rm ID... | prune --older DAYS]", file=sys.stderr)
+    flags = set(argv)
+    if not flags <= {"--watch", "--json"} or len(flags) > 1:
+        print(
+            "usage: harness sessions [--watch | --json | rm ID... | prune --older DAYS]",
+            file=sys.stderr,
+        )
         return exit_codes.BAD_ARGUMENTS
     try:
         with connect_or_start(paths.socket_path()) as conn:  # started when it is gone
             hello = conn.initialize("harness-sessions", __version__, approvals=False, notices=True)
-            sessions = conn.request(methods.SESSION_LIST)["sessions"]
+            if hello.get("notice"):
+                print(f"harnessd: {field(str(hello['notice']))}", file=sys.stderr)
+            return _show(conn, "--watch" in flags, "--json" in flags)
     except DaemonUnreachable as exc:
         print(f"harness: cannot reach the daemon: {exc}", file=sys.stderr)
         return exit_codes.DAEMON_UNREACHABLE
-    if hello.get("notice"):
-        print(f"harnessd: {field(str(hello['notice']))}", file=sys.stderr)
+
+
+def _show(conn: Connection, watching: bool, as_json: bool) -> int:
+    def read() -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = conn.request(methods.SESSION_LIST)["sessions"]
+        return rows
+
+    if as_json:
+        import json
+
+        print(json.dumps({"sessions": read()}, ensure_ascii=False, indent=1))
+        return exit_codes.OK
+    terminal = is_terminal(sys.stdout)
+    if watching:
+        from coding_harness.client.commands.sessions_table import watch
+        from coding_harness.client.render.style import no_color_requested
+
+        return watch(read, _print_lines, terminal=terminal, color=not no_color_requested())
+    sessions = read()
     if not sessions:
         print("no sessions")
-    elif is_terminal(sys.stdout):
-        from coding_harness.client.render.tables import print_table, sessions_table
+    elif terminal:
+        from coding_harness.client.commands.sessions_table import live_table
+        from coding_harness.client.render.tables import print_table
 
-        print_table(sessions_table(sessions))
+        print_table(live_table(sessions))
     else:
         _print_lines(sessions)
     return exit_codes.OK

@@ -39,7 +39,7 @@ from coding_harness.client.render.sanitize import VisibleWriter, one_line
 from coding_harness.client.render.style import Style, color_wanted, is_terminal
 from coding_harness.client.render.view_protocol import View
 from coding_harness.client.render.views import rich_view
-from coding_harness.client.repl import modes
+from coding_harness.client.repl import background_line, modes
 from coding_harness.client.repl.banner import KEYS, print_banner
 from coding_harness.client.repl.completer import DaemonValues, SlashCompleter
 from coding_harness.client.repl.events import ReplState
@@ -209,6 +209,8 @@ class _Repl:
             self._plan(line)
         elif line.strip().startswith(("/", "!")):
             return self._slash(line.strip())
+        elif background_line.wanted(line):  # `task &`: a session of its own, in the background
+            background_line.fire(self.conn, self.session, line, self.style)
         elif line.strip():
             self._submit(attach_mentions(line.strip(), Path(self.cwd), self.style.line))
         return None

@@ -6,8 +6,10 @@ generation parameters sent with every request, the pricing, the retry
 policy, and the turn-close notes (`notes`: off with false; `json_schema`:
 whether the server is asked for JSON through `response_format`, by default
 for type openai only), the window in tokens when the server cannot say it
-(`context_window`), and `tools: false` for a model without tool calls (its
-turns use the text edit format, docs/local-models.md). Validation raises
+(`context_window`), `tools: false` for a model without tool calls (its
+turns use the text edit format, docs/local-models.md), and `max_parallel`, the
+requests the model is sent at once (None: no limit; by default 1 for a loopback
+endpoint, none for a hosted one; 0 or null in the file: no limit). Validation raises
 `ConfigError` with the file and key of the bad value; `origin_of(key path)`
 tells which file set it. Generation keys that are not sampling parameters
 (see `generation.py`) are dropped with a problem naming each key and its file.
@@ -71,10 +73,13 @@ class StallLimits:
     idle: float = IDLE_SECONDS
 
 
+def is_local(endpoint: str) -> bool:
+    return (urlsplit(endpoint).hostname or "").lower() in LOOPBACK_HOSTS
+
+
 def default_limits(kind: ProviderType, endpoint: str) -> StallLimits:
     """A local server (or one asked for the whole answer at once) gets longer to start."""
-    local = (urlsplit(endpoint).hostname or "").lower() in LOOPBACK_HOSTS
-    if kind == "mlx" or local:
+    if kind == "mlx" or is_local(endpoint):
         return StallLimits(first_byte=SLOW_FIRST_BYTE_SECONDS)
     return StallLimits()
 
@@ -94,6 +99,7 @@ class ProviderProfile:
     json_schema: bool = True  # the notes call asks with response_format json_schema
     context_window: int | None = None  # tokens, when the server cannot say (window.py)
     tools: bool = True  # false: the model gets no tools, edits come as text blocks
+    max_parallel: int | None = None  # requests sent at once; None: no limit (model_gate.py)
 
 
 def bad(origin_of: OriginOf, path: KeyPath, what: str) -> ConfigError:
@@ -150,7 +156,27 @@ def parse_profile(
         json_schema=_flag(raw, "json_schema", kind == "openai", origin_of, at),
         context_window=_window(raw.get("context_window"), origin_of, at),
         tools=_flag(raw, "tools", True, origin_of, at),
+        max_parallel=_parallel(raw, endpoint, origin_of, at),
     )
+
+
+def _parallel(
+    raw: Mapping[str, Any], endpoint: str, origin_of: OriginOf, at: KeyPath
+) -> int | None:
+    """`max_parallel`: unset, 1 for a loopback endpoint (a local server answers one at a
+    time) and no limit for a hosted one; 0 or null: no limit."""
+    if "max_parallel" not in raw:
+        return 1 if is_local(endpoint) else None
+    value = raw["max_parallel"]
+    if value is None or (value == 0 and not isinstance(value, bool)):
+        return None
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1024):
+        raise bad(
+            origin_of,
+            (*at, "max_parallel"),
+            "must be a whole number from 1 to 1024, or 0 for no limit",
+        )
+    return value
 
 
 def _window(raw: Any, origin_of: OriginOf, at: KeyPath) -> int | None:

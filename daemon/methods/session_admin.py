@@ -28,7 +28,6 @@ from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
 
-TITLE_CHARS = 60
 DAY_SECONDS = 86400.0
 MAX_REMOVE = 1000
 ACKNOWLEDGED = "Noted: I have that output in front of me."
@@ -36,12 +35,7 @@ ACKNOWLEDGED = "Noted: I have that output in front of me."
 
 def title_of(session: Session) -> str:
     """The session's first task on one line, cut to TITLE_CHARS ("" before any)."""
-    for message in session.history:
-        content = message.get("content")
-        if message.get("role") == "user" and isinstance(content, str) and content.strip():
-            words = " ".join(content.split())
-            return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1] + "…"
-    return ""
+    return session.title
 
 
 async def session_remove(parts: MethodParts, conn: Connection, sessions: Any) -> dict[str, Any]:

@@ -153,12 +153,17 @@ def permission_mode(value: Any, name: str = "mode") -> str | None:
 
 def summary(parts: MethodParts, session: Session) -> dict[str, Any]:
     """The session's `session.list` row, with the mode in force (a session restored
-    after a restart, which has none of its own, takes the config's `agent.mode`) and
-    its title (`session_admin.title_of`)."""
+    after a restart, which has none of its own, takes the config's `agent.mode`), its
+    title (`session_admin.title_of`), and its state as clients see it (`activity.py`:
+    `queued` while a request of its turn waits at the model's gate, `model_queue`
+    `{model, ahead, limit}` saying where; `failed` when its last turn failed)."""
     if session.options.mode is None:
         session.options.mode = session_mode(session, parts.configs.get(session.cwd))
+    row = session.summary()
+    queue = parts.turns.gates.queued(session.id) if session.state == "running" else None
+    row["state"] = session.activity.wire_state(session.state, queue is not None)
     worktree = session_worktree(session.id)
-    return {**session.summary(), "title": title_of(session), "worktree": worktree}
+    return {**row, "title": title_of(session), "model_queue": queue, "worktree": worktree}
 
 
 def _keep(parts: MethodParts, session: Session) -> None:
@@ -224,6 +229,7 @@ async def session_submit(
         options=opts,
         release=conn.on_answer,
     )
+    target.activity.submit(str(submitted["turn"]), background=bool(opts.get("background")))
     if not submitted["queued"]:  # refreshed while the turn starts, current for its map
         _warm_index(parts, target.cwd)
     return submitted

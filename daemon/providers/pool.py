@@ -8,7 +8,8 @@ client for each request, and reports each raw exchange to the recorder it was
 given, if any (`exchanges.py`, for `--debug`). The pool also remembers, while the daemon runs, which
 profiles' servers cannot stream a request with tools (`stream_fallback.py`),
 and, in `facts`, each server's context window and which models refuse tools
-(`model_facts.py`).
+(`model_facts.py`). Every model it hands out passes its profile's gate
+(`model_gate.py`: `max_parallel` requests at once), in `gates`.
 After a config reload, `prune` retires the clients of profiles no longer
 configured: an idle one is closed at once, a busy one when its last request
 ends, so a turn in flight finishes on its old settings (its next request simply
@@ -38,6 +39,7 @@ from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.exchanges import ExchangeRecorder
 from coding_harness.daemon.providers.local_model import LocalModel
 from coding_harness.daemon.providers.model_facts import ModelFacts
+from coding_harness.daemon.providers.model_gate import GatedModel, ModelGates, OnQueued
 from coding_harness.daemon.providers.openai_stream import STREAM_TIMEOUT, OpenAIStreamingModel
 from coding_harness.daemon.providers.stream_fallback import (
     StreamOrWhole,
@@ -83,14 +85,27 @@ class ProviderPool:
         self._whole_answers = WholeAnswerMemory()
         self._tls: ssl.SSLContext | None = None
         self.facts = ModelFacts(self._lend, pool_key)
+        self.gates = ModelGates()
 
     def model_for(
         self,
         profile: ProviderProfile,
         api_key: str | None,
         recorder: ExchangeRecorder | None = None,
+        *,
+        owner: str | None = None,
+        on_queued: OnQueued | None = None,
     ) -> Model:
-        """The profile's model; with a `recorder`, each raw exchange is reported to it."""
+        """The profile's model; with a `recorder`, each raw exchange is reported to it.
+        Its requests pass the profile's gate, as `owner`'s (`on_queued`: told when one
+        has to wait)."""
+        key = pool_key(profile)
+        gate = self.gates.gate(key, profile.name, profile.max_parallel)
+        return GatedModel(self._model(profile, api_key, recorder), gate, owner, on_queued)
+
+    def _model(
+        self, profile: ProviderProfile, api_key: str | None, recorder: ExchangeRecorder | None
+    ) -> Model:
         key = pool_key(profile)
 
         def lend() -> contextlib.AbstractAsyncContextManager[httpx.AsyncClient]:

@@ -47,6 +47,9 @@ class ApprovalHost(Protocol):
     cwd: Path
     store: Store | None
 
+    @property
+    def title(self) -> str: ...
+
     def emit(self, kind: str, data: JSONObject) -> Event: ...
 
     def flush_events(self) -> None: ...
@@ -97,7 +100,7 @@ class PendingApprovals:
             self._session.store.approval_requested(
                 self._session.id, request_id, request.kind, request.path
             )
-        reminder = asyncio.create_task(self._remind(request_id, request, self._settings()))
+        reminder = asyncio.create_task(self._remind(request_id, request, self.notify_settings()))
         with self._session.waiting():
             try:
                 if self.timeout is None:
@@ -109,7 +112,7 @@ class PendingApprovals:
                 reminder.cancel()
                 self._pending.pop(request_id, None)
 
-    def _settings(self) -> NotifySettings:
+    def notify_settings(self) -> NotifySettings:
         if self.notify is not None:
             return self.notify
         config = load_config(home_dir(), self._session.cwd, trust_store=trust.store_path())
@@ -134,6 +137,7 @@ class PendingApprovals:
             folder=self._session.cwd,
             waited_seconds=waited,
             times_out_in=None if self.timeout is None else max(self.timeout - waited, 0.0),
+            session_title=self._session.title,
         )
         log.info("approval %s of session %s waits: notifying", request_id, self._session.id)
         task = asyncio.create_task(notify_waiting(waiting, settings))
@@ -196,6 +200,15 @@ class PendingApprovals:
             resolved["by"] = by
         self._session.emit(EventKind.APPROVAL_RESOLVED, resolved)
         return answer
+
+    def waiting_for(self) -> JSONObject | None:
+        """The oldest request still unanswered: `{request, kind, path, summary}`."""
+        for request_id, pending in self._pending.items():
+            if not pending.future.done():
+                asked = pending.request
+                return {"request": request_id, "kind": asked.kind, "path": asked.path,
+                        "summary": asked.summary}  # fmt: skip
+        return None
 
     def pending_seqs(self) -> set[int]:
         return {p.seq for p in self._pending.values() if not p.future.done()}

@@ -34,8 +34,11 @@ from coding_harness.daemon.server.outgoing import (
     fit_event,
     history_note,
 )
+from coding_harness.daemon.sessions.activity import TurnActivity
 from coding_harness.daemon.sessions.approvals import PendingApprovals
 from coding_harness.daemon.sessions.events import Event, PendingEvent
+from coding_harness.daemon.sessions.notify import announce_ended
+from coding_harness.daemon.sessions.titles import title_of
 from coding_harness.protocol.methods import EventKind
 
 if TYPE_CHECKING:
@@ -94,6 +97,7 @@ class Session:
     subscribers: dict[str, Connection] = field(default_factory=dict)
     options: SessionOptions = field(default_factory=SessionOptions)
     approvals: PendingApprovals = field(init=False)
+    activity: TurnActivity = field(default_factory=TurnActivity)  # its turns (activity.py)
     events: list[Event] = field(default_factory=list)
     pending_events: list[PendingEvent] = field(default_factory=list)
     store: Store | None = field(default=None, repr=False)
@@ -107,8 +111,15 @@ class Session:
 
     def __post_init__(self) -> None:
         self.approvals = PendingApprovals(self, allowances=self.options.extra_commands)
+        self.activity.on_background_end = lambda ended: announce_ended(
+            self.id, self.cwd, self.title, ended, self.approvals.notify_settings
+        )
         self._seq = itertools.count(self.first_seq)
         self._seq_reserved = self.first_seq - 1
+
+    @property
+    def title(self) -> str:
+        return title_of(self.history, self.activity.first_text)
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -153,6 +164,7 @@ class Session:
         self.pending_events.append((event.seq, kind, event.data, event.at))
         for conn in list(self.subscribers.values()):
             conn.send_encoded(framed)
+        self.activity.saw(event)
         return event
 
     def framed(self, event: Event) -> bytes:
@@ -223,8 +235,11 @@ class Session:
         return None
 
     def summary(self) -> JSONObject:
+        self.activity.prime(self.events)
+        finished = self.activity.finished
         return {
             "session": self.id,
+            "short_id": self.id.rsplit("-", 1)[-1],
             "cwd": str(self.cwd),
             "state": self.state,
             "clients": len(self.subscribers),
@@ -239,6 +254,10 @@ class Session:
             "turn_seq": self.running_turn_seq(),
             "messages": len(self.history),
             "options": self.options.to_wire(),
+            "pending_turn": self.activity.pending,
+            "last_turn_seq": self.activity.started_seq,
+            "last_turn": finished.to_wire() if finished is not None else None,
+            "waiting_for": self.approvals.waiting_for(),
         }
 
 

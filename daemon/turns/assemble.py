@@ -33,6 +33,7 @@ from coding_harness.daemon.context.compactor import Compactor, context_limit
 from coding_harness.daemon.context.plan_book import PlanKeeper
 from coding_harness.daemon.context.plans import Plan, guidance
 from coding_harness.daemon.context.window_fit import TurnWindow
+from coding_harness.daemon.providers.model_gate import queue_notice
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.retrying import with_retries
 from coding_harness.daemon.security.secrets import Secrets, collect_secrets
@@ -193,7 +194,9 @@ def model_for(
             else collect_secrets(_key_names(profile), session.key_env, os.environ)
         )
         recorder = DEBUG_SWITCHES.recorder(session.id, secrets, key)
-    return with_retries(pool.model_for(profile, key, recorder=recorder), profile.retry, session)
+    told = queue_notice(session, profile.name)  # its requests wait at the profile's gate
+    model = pool.model_for(profile, key, recorder=recorder, owner=session.id, on_queued=told)
+    return with_retries(model, profile.retry, session)
 
 
 def _key_names(profile: ProviderProfile) -> list[str]:

@@ -70,6 +70,7 @@ class TurnRunner:
         self._closing = False
         self.note_takers = NoteTakers(pool)
         self.facts = pool.facts  # what the servers told: windows, models without tools
+        self.gates = pool.gates  # the requests waiting for each model (model_gate.py)
         self._worker = TurnWorker(configs=configs, deps=self._deps, note_takers=self.note_takers)
 
     def submit(

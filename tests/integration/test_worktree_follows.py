@@ -16,8 +16,8 @@ from tests.integration.test_code_index import ready_map, ready_status
 from tests.integration.test_worktrees import git, harness, routed, routes, worktree_folder
 from tests.support.fake_model_server import Reply, tool_call
 from tests.support.git_repos import STORY, make_repo
+from tests.support.keyed_model import RoutedModelServer
 from tests.support.processes import client
-from tests.support.routed_model import RoutedModelServer
 
 __all__ = ["routed", "routes"]  # the fixtures, shared with test_worktrees.py
 

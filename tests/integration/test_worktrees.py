@@ -14,8 +14,8 @@ import pytest
 from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import Reply, tool_call
 from tests.support.git_repos import STORY, make_repo, run_git, write_identity
+from tests.support.keyed_model import RoutedModelServer
 from tests.support.processes import run_harness
-from tests.support.routed_model import RoutedModelServer
 
 ALPHA = STORY.replace("line 1\n", "alpha line 1\n")
 BRAVO = STORY.replace("line 6\n", "bravo line 6\n")

@@ -16,6 +16,7 @@ from typing import Any
 
 from coding_harness.daemon.agent.seams import JSONObject, ModelReply, ToolCall
 from coding_harness.daemon.config.loader import ConfigCache
+from coding_harness.daemon.providers.model_gate import ModelGates
 from coding_harness.daemon.providers.window import NOTHING, ServerWindow
 from coding_harness.daemon.sessions.session import Session
 from coding_harness.daemon.tools.builtin import build_tools
@@ -32,8 +33,11 @@ class FakePool:
         self.model = model
         self.notes = NotesApart(model)
         self.facts = NoFacts()
+        self.gates = ModelGates()
 
-    def model_for(self, profile: Any, api_key: str | None, recorder: object = None) -> NotesApart:
+    def model_for(
+        self, profile: Any, api_key: str | None, recorder: object = None, **_gate: Any
+    ) -> NotesApart:
         return self.notes
 
 

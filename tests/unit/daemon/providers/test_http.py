@@ -32,6 +32,7 @@ from coding_harness.daemon.agent.seams import ToolCall, Usage
 from coding_harness.daemon.config.profiles import ProviderProfile
 from coding_harness.daemon.providers.errors import error_from_response, parse_retry_after
 from coding_harness.daemon.providers.local_model import LocalModel
+from coding_harness.daemon.providers.model_gate import GatedModel
 from coding_harness.daemon.providers.openai_stream import OpenAIStreamingModel
 from coding_harness.daemon.providers.pool import ProviderPool
 from coding_harness.daemon.providers.stream_fallback import StreamOrWhole
@@ -453,10 +454,11 @@ def test_local_connect_refused_says_start_a_server() -> None:
 def test_pool_picks_the_model_for_the_profile_type() -> None:
     async def body(pool: ProviderPool) -> None:
         streaming = pool.model_for(profile(), KEY)
-        assert isinstance(streaming, StreamOrWhole)
+        assert isinstance(streaming, GatedModel)  # every request passes the profile's gate
+        assert isinstance(streaming.inner, StreamOrWhole)
         assert streaming.label == "cloud:m-1"
         local = pool.model_for(profile("mlx", name="local", endpoint=LOCAL_ENDPOINT), None)
-        assert isinstance(local, LocalModel)
+        assert isinstance(local, GatedModel) and isinstance(local.inner, LocalModel)
         assert local.label == "local:m-1"
 
     run_pool(body, Server(lambda _: event_stream(TOOL_STREAM)))
