@@ -34,23 +34,51 @@ def wait_for_socket(path: Path, timeout: float = 10.0) -> None:
     raise TimeoutError(f"no daemon answered on {path} within {timeout} s")
 
 
+def answered_by(socket_path: Path, pid: int, timeout: float = 20.0) -> None:
+    """Wait until the daemon of `pid` itself answers `daemon.status` on `socket_path`.
+
+    A connection that is merely accepted proves less: after a `kill -9`, something
+    may still hold the old listening socket for a moment (a crash test saw its first
+    connection to the "restarted" daemon reset, and the new daemon had not yet bound
+    the path), and a test must talk to the daemon it started.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with client(socket_path, "probe", approvals=False) as conn:
+                if conn.request("daemon.status", timeout=5).get("pid") == pid:
+                    return
+        except (OSError, DaemonUnreachable, errors.RpcError):
+            pass
+        time.sleep(0.02)
+    raise TimeoutError(f"pid {pid} did not answer on {socket_path} within {timeout} s")
+
+
 def start_daemon(socket_path: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "coding_harness.daemon", "--socket", str(socket_path)]
     err_path = socket_path.parent.parent / "harnessd-test.stderr"
-    return start_serving([*command, *extra], env, socket_path, err_path)
+    return start_serving([*command, *extra], env, socket_path, err_path, own_pid=True)
 
 
 def start_serving(
-    command: list[str], env: dict[str, str], socket_path: Path, err_path: Path
+    command: list[str],
+    env: dict[str, str],
+    socket_path: Path,
+    err_path: Path,
+    *,
+    own_pid: bool = False,
 ) -> subprocess.Popen[bytes]:
-    """Run `command` (a daemon, however wrapped) until `socket_path` answers; its
-    standard error goes to `err_path` and is shown if it never does."""
+    """Run `command` (a daemon, however wrapped) until `socket_path` answers (with
+    `own_pid`, until the process started answers itself: `answered_by`); its standard
+    error goes to `err_path` and is shown if it never does."""
     with err_path.open("wb") as err:
         process = subprocess.Popen(
             command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err
         )
     try:
         wait_for_socket(socket_path)
+        if own_pid:
+            answered_by(socket_path, process.pid)
     except TimeoutError:
         process.kill()
         process.wait(timeout=5)
