@@ -35,13 +35,14 @@ run: install bytecode
 	fi; \
 	cd "$$dir" && exec "$$bin/harness"
 
-# One pytest-xdist worker per core. Four on two cores was faster, but in clean-clone
-# runs two or three tests a run lost their daemon or timed out under the load
-# (docs/testing.md). TEST_WORKERS=0 runs the suite in one process.
-TEST_WORKERS ?= 2
+# Three pytest-xdist workers on two cores: the tests wait on daemons, clients and
+# servers about as much as they compute, so a third worker fills the waits; each
+# worker takes the next test when it is free (worksteal), so the slow ones do not
+# queue behind each other (docs/testing.md). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 3
 
 test: install bytecode
-	$(BIN)/python -m pytest -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --dist worksteal
 
 # Real model servers with a real tiny model (docs/testing.md). The first run builds
 # llama-cpp-python into ${XDG_CACHE_HOME:-~/.cache}/coding-harness/test-servers/
