@@ -42,7 +42,7 @@ run: install bytecode
 TEST_WORKERS ?= 3
 
 test: install bytecode
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal --dist worksteal
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 # Real model servers with a real tiny model (docs/testing.md). The first run builds
 # llama-cpp-python into ${XDG_CACHE_HOME:-~/.cache}/coding-harness/test-servers/
