@@ -34,8 +34,9 @@ def wait_for_socket(path: Path, timeout: float = 10.0) -> None:
     raise TimeoutError(f"no daemon answered on {path} within {timeout} s")
 
 
-def answered_by(socket_path: Path, pid: int, timeout: float = 20.0) -> None:
-    """Wait until the daemon of `pid` itself answers `daemon.status` on `socket_path`.
+def answered_by(socket_path: Path, process: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    """Wait until the daemon `process` itself answers `daemon.status` on `socket_path`,
+    or has exited (another daemon serves the socket: a client under test started one).
 
     A connection that is merely accepted proves less: after a `kill -9`, something
     may still hold the old listening socket for a moment (a crash test saw its first
@@ -43,15 +44,16 @@ def answered_by(socket_path: Path, pid: int, timeout: float = 20.0) -> None:
     the path), and a test must talk to the daemon it started.
     """
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and process.poll() is None:
         try:
             with client(socket_path, "probe", approvals=False) as conn:
-                if conn.request("daemon.status", timeout=5).get("pid") == pid:
+                if conn.request("daemon.status", timeout=5).get("pid") == process.pid:
                     return
         except (OSError, DaemonUnreachable, errors.RpcError):
             pass
         time.sleep(0.02)
-    raise TimeoutError(f"pid {pid} did not answer on {socket_path} within {timeout} s")
+    if process.poll() is None:
+        raise TimeoutError(f"pid {process.pid} did not answer on {socket_path} within {timeout} s")
 
 
 def start_daemon(socket_path: Path, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
@@ -78,7 +80,7 @@ def start_serving(
     try:
         wait_for_socket(socket_path)
         if own_pid:
-            answered_by(socket_path, process.pid)
+            answered_by(socket_path, process)
     except TimeoutError:
         process.kill()
         process.wait(timeout=5)
