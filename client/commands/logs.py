@@ -18,17 +18,16 @@ import sys
 from typing import Any
 
 from coding_harness.client.args import OneShotOptions
-from coding_harness.client.commands.background import NoSuchSession, session_row, short_id
+from coding_harness.client.commands.background import session_row, short_id
+from coding_harness.client.commands.session_call import with_daemon
 from coding_harness.client.option_table import OUTPUT_FORMATS
 from coding_harness.client.render.printer import PrintOptions, TurnPrinter
 from coding_harness.client.render.style import Style, color_wanted
 from coding_harness.client.render.views import oneshot_view
-from coding_harness.client.session.launcher import connect_or_start
-from coding_harness.protocol import errors, exit_codes, methods, paths
-from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol import exit_codes, methods
+from coding_harness.protocol.client import Connection
 from coding_harness.protocol.events import parse_event
 from coding_harness.protocol.methods import EventKind
-from coding_harness.protocol.version import __version__
 
 # Seconds a replay may take (the daemon paces a long one).
 REPLAY_TIMEOUT = 300.0
@@ -53,21 +52,7 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         return exit_codes.OK if exc.code == 0 else exit_codes.BAD_ARGUMENTS
     style = Style(sys.stderr, color=color_wanted(sys.stderr, args.plain))
-    try:
-        with connect_or_start(paths.socket_path()) as conn:
-            conn.initialize("harness-logs", __version__, approvals=False)
-            return _show(conn, args, style)
-    except NoSuchSession as exc:
-        style.line(f"harness: {exc}", "red")
-        return exit_codes.BAD_ARGUMENTS
-    except DaemonUnreachable as exc:
-        style.line(f"harness: cannot reach the daemon: {exc}", "red")
-        return exit_codes.DAEMON_UNREACHABLE
-    except errors.RpcError as exc:
-        style.line(f"harness: {exc.message}", "red")
-        return exit_codes.MODEL_ERROR
-    except KeyboardInterrupt:
-        return exit_codes.INTERRUPTED
+    return with_daemon("harness-logs", style, lambda conn: _show(conn, args, style))
 
 
 def _show(conn: Connection, args: argparse.Namespace, style: Style) -> int:

@@ -18,15 +18,14 @@ import argparse
 import sys
 from typing import Any
 
-from coding_harness.client.commands.background import NoSuchSession, session_row, short_id
+from coding_harness.client.commands.background import session_row, short_id
+from coding_harness.client.commands.session_call import with_daemon
 from coding_harness.client.render.sanitize import field
 from coding_harness.client.render.style import Style, color_wanted
-from coding_harness.client.session.launcher import connect_or_start
-from coding_harness.protocol import errors, exit_codes, methods, paths
-from coding_harness.protocol.client import Connection, DaemonUnreachable
+from coding_harness.protocol import exit_codes, methods
+from coding_harness.protocol.client import Connection
 from coding_harness.protocol.events import parse_event
 from coding_harness.protocol.methods import EventKind
-from coding_harness.protocol.version import __version__
 
 
 def main(argv: list[str]) -> int:
@@ -41,23 +40,13 @@ def main(argv: list[str]) -> int:
     except SystemExit as exc:
         return exit_codes.OK if exc.code == 0 else exit_codes.BAD_ARGUMENTS
     style = Style(sys.stderr, color=color_wanted(sys.stderr, False))
-    try:
-        with connect_or_start(paths.socket_path()) as conn:
-            conn.initialize("harness-wait", __version__, approvals=False)
-            rows = [session_row(conn, wanted) for wanted in args.sessions]
-            codes = [_wait(conn, row, style, quiet=args.quiet) for row in rows]
-    except NoSuchSession as exc:
-        style.line(f"harness: {exc}", "red")
-        return exit_codes.BAD_ARGUMENTS
-    except DaemonUnreachable as exc:
-        style.line(f"harness: cannot reach the daemon: {exc}", "red")
-        return exit_codes.DAEMON_UNREACHABLE
-    except errors.RpcError as exc:
-        style.line(f"harness: {exc.message}", "red")
-        return exit_codes.MODEL_ERROR
-    except KeyboardInterrupt:
-        return exit_codes.INTERRUPTED
-    return next((code for code in codes if code != exit_codes.OK), exit_codes.OK)
+
+    def wait_all(conn: Connection) -> int:
+        rows = [session_row(conn, wanted) for wanted in args.sessions]
+        codes = [_wait(conn, row, style, quiet=args.quiet) for row in rows]
+        return next((code for code in codes if code != exit_codes.OK), exit_codes.OK)
+
+    return with_daemon("harness-wait", style, wait_all)
 
 
 def _wait(conn: Connection, row: dict[str, Any], style: Style, *, quiet: bool) -> int:

@@ -18,7 +18,7 @@ import pytest
 
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
-from tests.support.processes import client, run_harness
+from tests.support.processes import client, run_harness, start_harness
 from tests.support.repl_run import ReplRun
 from tests.support.routed_model import Held, RoutedModelServer
 from tests.support.waiting import wait_for
@@ -59,15 +59,7 @@ def _project(sandbox: Sandbox, name: str) -> Path:
 
 def _fire(sandbox: Sandbox, folder: Path, *args: str) -> subprocess.Popen[str]:
     """`harness ARGS` started in `folder`, as from a shell of its own."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "coding_harness.client", *args],
-        env=sandbox.env,
-        cwd=folder,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_harness(list(args), env=sandbox.env, cwd=folder)
 
 
 def _harness(

@@ -17,7 +17,7 @@ import pytest
 from tests.integration.conftest import BUGGY, FIXED, Sandbox
 from tests.support.fake_model_server import Reply, tool_call
 from tests.support.git_repos import make_repo, run_git, write_identity
-from tests.support.processes import client, run_harness
+from tests.support.processes import client, run_harness, start_harness
 from tests.support.routed_model import RoutedModelServer
 from tests.support.waiting import wait_for
 
@@ -36,15 +36,7 @@ def routed(sandbox: Sandbox) -> Iterator[RoutedModelServer]:
 
 
 def _fire(sandbox: Sandbox, repo: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "coding_harness.client", *args],
-        env=sandbox.env,
-        cwd=repo,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_harness(list(args), env=sandbox.env, cwd=repo)
 
 
 def _short_id(process: subprocess.Popen[str]) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from tests.integration.conftest import Sandbox
 from tests.support.fake_model_server import Reply, tool_call
 from tests.support.git_repos import STORY, make_repo, run_git, write_identity
 from tests.support.keyed_model import RoutedModelServer
-from tests.support.processes import run_harness
+from tests.support.processes import run_harness, start_harness
 
 ALPHA = STORY.replace("line 1\n", "alpha line 1\n")
 BRAVO = STORY.replace("line 6\n", "bravo line 6\n")
@@ -66,15 +65,7 @@ def worktree_folder(sandbox: Sandbox, name: str) -> Path:
 
 
 def start_oneshot(sandbox: Sandbox, repo: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "coding_harness.client", *args],
-        env=sandbox.env,
-        cwd=repo,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return start_harness(list(args), env=sandbox.env, cwd=repo)
 
 
 def test_three_parallel_worktrees_then_list_diff_merge_and_rm(

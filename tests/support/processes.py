@@ -160,6 +160,20 @@ def run_harness(
     )
 
 
+def start_harness(args: list[str], *, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """`harness ARGS` started in `cwd` and left running, as from a shell of its own
+    (standard input closed; `communicate` reads what it printed)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "coding_harness.client", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def wait_for_event(
     conn: Connection, kind: str, timeout: float = 20, **match: Any
 ) -> dict[str, Any]:
