@@ -61,7 +61,7 @@ def fit_window(profile: ProviderProfile, config: Config, found: ServerWindow) ->
     where = f"providers.{profile.name}.context_window"
     if found.tokens is not None and not found.assumed:
         if own is not None and own < found.tokens:
-            return TurnWindow(tokens=own, source=f"{where} (the server says {found.tokens:,})")
+            return TurnWindow(tokens=own, source=f"{where}; the server says {found.tokens:,}")
         return TurnWindow(tokens=found.tokens, source=found.source, server=found.server)
     if own is not None:
         return TurnWindow(tokens=own, source=where, server=found.server)
@@ -76,7 +76,7 @@ def fit_window(profile: ProviderProfile, config: Config, found: ServerWindow) ->
         )
     return TurnWindow(
         tokens=config.agent.context_limit,
-        source="agent.context_limit (the server does not say)",
+        source="agent.context_limit; the server does not say",
     )
 
 
