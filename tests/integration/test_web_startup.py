@@ -3,7 +3,8 @@
 The URL carrying the token (and that URL lets a browser in); at a terminal (a
 pty) the same URL as a QR code, none when piped or with `--no-qr`; a warning on
 standard error when `--host` names an address that is not loopback, none on the
-default 127.0.0.1. One daemon and fake model serve the module (tests/support/
+default 127.0.0.1; the unit `harness web --service` writes serves, start after
+start, the URL the install printed. One daemon and fake model serve the module (tests/support/
 web_bridge.py); each test starts and stops its own `harness web`.
 """
 
@@ -14,18 +15,24 @@ import io
 import os
 import pty
 import select
+import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 import segno
 
+from coding_harness.client.service.service_units import unit_dir
 from tests.support import waiting
+from tests.support.service import fake_tool
 from tests.support.web_bridge import URL_LINE, WebStack, start_web, stop_web, web_stack
+from tests.unit.client.service.test_service_units import parse_unit
 
 pytestmark = pytest.mark.integration
 
@@ -62,9 +69,14 @@ def _read_until_last_line(fd: int, process: subprocess.Popen[bytes]) -> str:
 def _started(stack: WebStack, *args: str, tty: bool = False) -> str:
     """Everything `harness web --port 0 ARGS` printed (stdout and stderr) before serving;
     at a pty when `tty`, else through a pipe. The process is stopped before returning."""
+    command = [sys.executable, "-m", "coding_harness.client", "web", "--port", "0", *args]
+    return _printed(stack, command, tty=tty)
+
+
+def _printed(stack: WebStack, command: list[str], *, tty: bool = False) -> str:
     reader, writer = pty.openpty() if tty else os.pipe()
     process = subprocess.Popen(
-        [sys.executable, "-m", "coding_harness.client", "web", "--port", "0", *args],
+        command,
         env=stack.sandbox.env,
         cwd=stack.sandbox.workspace,
         stdin=subprocess.DEVNULL,
@@ -149,3 +161,27 @@ def test_loopback_is_not_warned_of(stack: WebStack) -> None:
     for host in ("127.0.0.1", "::1", "localhost"):
         printed = _started(stack, "--host", host, "--no-qr")
         assert "warning" not in printed, printed
+
+
+def test_the_service_unit_serves_the_url_its_install_printed_across_restarts(
+    stack: WebStack, tmp_path: Path
+) -> None:
+    env = {**stack.sandbox.env, "PATH": f"{tmp_path}:{stack.sandbox.env['PATH']}"}
+    fake_tool(tmp_path, "systemctl", tmp_path / "systemctl.log")  # none runs here
+    with socket.socket() as probe:  # a free port, as a user would choose one
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    installed = subprocess.run(
+        [sys.executable, "-m", "coding_harness.client", "web", "--service", "--port", str(port)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    url = _url(installed.stdout)
+    assert url[0] == f"http://127.0.0.1:{port}/"
+    unit = unit_dir(env) / "harness-web.service"
+    exec_start = parse_unit(unit.read_text())["Service"]["ExecStart"]
+    for _restart in range(2):  # what systemd runs, each time it starts the unit
+        assert _url(_printed(stack, shlex.split(exec_start))) == url
