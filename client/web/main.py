@@ -34,6 +34,14 @@ def main(argv: list[str]) -> int:
         return exit_codes.BAD_ARGUMENTS
     if options is None:
         return exit_codes.OK
+    if options.service or options.remove_service:
+        from coding_harness.client.service import web_install
+
+        if options.remove_service:
+            return web_install.uninstall()
+        return web_install.install(
+            options.host, options.port, options.allow_hosts, url_host(options)
+        )
     return asyncio.run(_serve(options))
 
 

@@ -10,6 +10,7 @@ DEFAULT_PORT = 8765
 
 USAGE = """\
 harness web [--host ADDR] [--port N] [--allow-host NAME]... [--keep-token] [--no-qr]
+harness web --service [--host ADDR] [--port N] [--allow-host NAME]... | --remove-service
 
 A web page on the daemon's live sessions: follow them, approve, submit, cancel,
 undo, from any browser (a phone through your own tunnel: docs/web.md). It
@@ -29,6 +30,8 @@ class WebOptions:
     allow_hosts: list[str] = field(default_factory=list)
     keep_token: bool = False
     qr: bool = True
+    service: bool = False  # install as a systemd user unit / launchd agent instead
+    remove_service: bool = False
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,6 +48,8 @@ def parse(argv: list[str]) -> WebOptions | None:
     parser.add_argument("--allow-host", action="append", default=[], metavar="NAME")
     parser.add_argument("--keep-token", action="store_true")
     parser.add_argument("--no-qr", action="store_true")
+    parser.add_argument("--service", action="store_true")
+    parser.add_argument("--remove-service", action="store_true")
     found = parser.parse_args(argv)
     if found.help:
         print(USAGE.rstrip())
@@ -56,10 +61,16 @@ def parse(argv: list[str]) -> WebOptions | None:
             "\n  --keep-token       keep the token across restarts (saved 0600 in the state"
             "\n                     folder) instead of a fresh one each time"
             "\n  --no-qr            print no QR code"
+            "\n  --service          install it as a systemd user unit / launchd agent (with"
+            "\n                     these --host, --port, --allow-host; its token is kept)"
+            "\n                     and print its URL; again to print the URL again"
+            "\n  --remove-service   stop and remove that unit / agent"
         )
         return None
     if not 0 <= found.port <= 65535:
         raise WebUsageError(f"--port {found.port} is not a port (0 to 65535)")
+    if found.service and found.remove_service:
+        raise WebUsageError("--service and --remove-service: choose one")
     names = [name.strip().lower().rstrip(".") for name in found.allow_host]
     if any(not name or "/" in name or ":" in name for name in names):
         raise WebUsageError("--allow-host takes a host name alone, without scheme or port")
@@ -69,4 +80,6 @@ def parse(argv: list[str]) -> WebOptions | None:
         allow_hosts=names,
         keep_token=found.keep_token,
         qr=not found.no_qr,
+        service=found.service,
+        remove_service=found.remove_service,
     )
