@@ -43,6 +43,7 @@ from coding_harness.daemon.index.tags import PARSE_SECONDS, FileTags
 WORKERS = max(1, min(2, os.cpu_count() or 1))
 BUILD_TIME_LIMIT = 900.0  # seconds for one batch
 FILE_SECONDS = PARSE_SECONDS  # a child still on one file after this is ended
+NICENESS = 10  # how far below the daemon a child runs (os.nice): the daemon answers first
 MAX_LINE_BYTES = 16 * 2**20  # an answer: the tags caps of `tags.py` keep it under ~12 MB
 _ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
 _ARGV = [sys.executable, "-I", "-m", "coding_harness.daemon.index.parse_worker"]
@@ -164,7 +165,7 @@ class _Run:
                 return None
             try:
                 child = subprocess.Popen(
-                    [*_ARGV, str(self._root), repr(FILE_SECONDS)],
+                    [*_ARGV, str(self._root), repr(FILE_SECONDS), str(NICENESS)],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,

@@ -1,4 +1,5 @@
-"""The parser process: `python -I -m coding_harness.daemon.index.parse_worker ROOT SECONDS`.
+"""The parser process: `python -I -m coding_harness.daemon.index.parse_worker ROOT SECONDS
+NICENESS` (`parse_pool.py` starts it, at niceness 10 below the daemon).
 
 The daemon never runs tree-sitter itself (`parse_pool.py` says why); this child
 reads workspace-relative paths on standard input, one JSON string per line, and
@@ -33,7 +34,6 @@ from coding_harness.daemon.index.tags import (
     file_tags,
 )
 
-NICENESS = 10  # how far below the daemon a worker runs (os.nice)
 MEMORY_BYTES = 2 * 2**30  # the child's address space: a parse that needs more fails
 
 
@@ -77,9 +77,9 @@ def _lines(stream: Any) -> Iterator[str]:
 
 
 def main() -> None:
-    root, seconds = Path(sys.argv[1]), float(sys.argv[2])
+    root, seconds, niceness = Path(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-    os.nice(NICENESS)  # background work: the daemon answering its clients comes first
+    os.nice(niceness)  # background work: the daemon answering its clients comes first
     signal.signal(signal.SIGPROF, signal.SIG_DFL)  # the timer's signal ends the process
     out = sys.stdout
     for line in _lines(sys.stdin):
