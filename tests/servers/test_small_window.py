@@ -1,0 +1,66 @@
+"""A real tiny model at a 4,096-token window: a coding turn of several tool calls that
+never overflows it (issue 27, items 4, 5 and 9).
+
+The server runs with `-c 4096` (llama-server) or `--n_ctx 4096`
+(llama-cpp-python). llama-server says its window at `/props`, and the daemon
+must read it there; llama-cpp-python's server says nothing about its window,
+so its profile sets `context_window` as a user of that server would. Either
+way the turn runs on the small-window budget (short prompt and schemas, no
+propose_edit, compaction from 60%), says once that 4,096 is too small and how
+to raise it, and every request fits: the server refuses none for its length.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import Sandbox
+from tests.servers.conftest import write_config
+from tests.servers.harness_runs import ProxyFor, assert_valid_history, figure, harness, kinds, parse
+from tests.servers.real_servers import LLAMA_CPP_PYTHON, LLAMA_SERVER
+
+pytestmark = pytest.mark.timeout(900)
+
+WINDOW = 4096
+SEVERAL_CALLS = (
+    "Read calc.py and the Makefile, run `make check`, fix the bug in the function add, "
+    "then run `make check` again."
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "profile"), [(LLAMA_CPP_PYTHON, "whole"), (LLAMA_SERVER, "stream")]
+)
+def test_a_coding_turn_in_a_4k_window_never_overflows_it(
+    sandbox: Sandbox, proxy_for: ProxyFor, calc_project: Path, name: str, profile: str
+) -> None:
+    _, proxy = proxy_for(name, WINDOW)
+    told_by_server = name == LLAMA_SERVER
+    own = {} if told_by_server else {"context_window": WINDOW}
+    write_config(sandbox, proxy.endpoint, own, max_iterations=6)
+    run, seconds = harness(sandbox, "-y", "--provider", profile, "-p", SEVERAL_CALLS)
+    events, _ = parse(run.stdout)
+    exchanges = proxy.take()
+    figure(name, f"coding turn, 4,096 window ({profile})", exchanges, [(run.stdout, seconds)])
+
+    assert kinds(events, "intent")[0]["route"] == "coding"
+    source = "llama.cpp /props n_ctx" if told_by_server else f"providers.{profile}.context_window"
+    notices = [str(data.get("message") or "") for data in kinds(events, "notice")]
+    assert any(f"is 4,096 tokens ({source})" in n for n in notices), notices
+    if told_by_server:
+        assert any(look.path == "/props" and look.status == 200 for look in proxy.lookups)
+    offered = {tool["function"]["name"] for tool in exchanges[0].body.get("tools") or []}
+    assert offered and "propose_edit" not in offered, "not the small-window budget"
+    assert [e.status for e in exchanges] == [200] * len(exchanges), run.stderr
+    errors = [str(data.get("message") or "") for data in kinds(events, "error")]
+    assert not any("context" in error.lower() for error in errors), errors
+    for exchange in exchanges:
+        assert_valid_history(exchange)
+        prompt = exchange.usage.get("prompt_tokens", 0)
+        assert prompt + exchange.usage.get("completion_tokens", 0) <= WINDOW, exchange.usage
+    if name == LLAMA_CPP_PYTHON:
+        # With chatml-function-calling the tiny model calls tools: several, all in the window.
+        assert len(kinds(events, "tool.result")) >= 2, run.stderr
+        assert len(exchanges) >= 3
