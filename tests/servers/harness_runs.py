@@ -50,7 +50,11 @@ def kinds(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 
 def figure(
-    server: str, test: str, exchanges: list[Exchange], runs: list[tuple[str, float]]
+    server: str,
+    test: str,
+    exchanges: list[Exchange],
+    runs: list[tuple[str, float]],
+    largest: int | None = None,
 ) -> None:
     """Requests as the proxy saw them; tokens as `harness` reported them, per turn; the
     largest prompt of one request as the server counted it."""
@@ -64,7 +68,9 @@ def figure(
             prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in usages),
             completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in usages),
             turn_seconds=[seconds for _, seconds in runs],
-            largest_prompt=max((e.usage.get("prompt_tokens", 0) for e in exchanges), default=0),
+            largest_prompt=largest
+            if largest is not None
+            else max((e.usage.get("prompt_tokens", 0) for e in exchanges), default=0),
         )
     )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import os
+import re
 import socket
 import subprocess
 import time
@@ -60,6 +61,28 @@ class RunningServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=10)
+
+
+_GENERATE = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
+_ANSWERED = '"POST /v1/chat/completions '
+
+
+def prompt_sizes(log_text: str) -> list[int | None]:
+    """From llama-cpp-python's log: for each chat request it answered (refused ones
+    too), in order, the tokens of the prompt it was sent: its first evaluation, the
+    prefix it reused plus the rest. None where the log does not say (a server's
+    first request reuses nothing and logs no such line). Later evaluations of the
+    same request are the server's own: with `chatml-function-calling` it writes a
+    call's arguments and then asks the model again, on a prompt that grows."""
+    sizes: list[int | None] = []
+    first: re.Match[str] | None = None
+    for line in log_text.splitlines():
+        if _ANSWERED in line:
+            sizes.append(int(first[1]) + int(first[2]) if first else None)
+            first = None
+        elif first is None:
+            first = _GENERATE.search(line)
+    return sizes
 
 
 def model_path() -> Path | None:

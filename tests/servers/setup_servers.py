@@ -13,7 +13,8 @@ Everything goes into a cache folder outside the repository, reused when present:
   variable started about fifty compilers at once here: it is set to `JOBS`. Its
   wheel lacks the `libX.so.0` names the binary asks for, so `lib-links/` holds them.
 
-Builds run under `nice -n 19`, so a shared machine stays usable meanwhile.
+Builds run under `nice -n 19` (`NICE=N` to change it; on a machine busy with
+other work 19 can starve the build), so a shared machine stays usable meanwhile.
 
 Builds are portable, never `-march=native`: these VMs list AVX-512 extensions
 they do not run, and a native build died there with SIGILL or SIGSEGV at model
@@ -128,7 +129,7 @@ def _venv_with(cache: Path, name: str, check: str, package: str, extra: str = ""
     }
     source_only = package.split("[")[0]  # never a prebuilt wheel: its flags are unknown
     pip = [str(python), "-m", "pip", "install", "--no-cache-dir", "--no-binary", source_only]
-    _run_logged(["nice", "-n", "19", *pip, package], log, env)
+    _run_logged(["nice", "-n", os.environ.get("NICE", "19"), *pip, package], log, env)
     build_flags.record(venv, wanted)
     print(f"{package}: built, {venv}")
     return venv
