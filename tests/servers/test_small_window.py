@@ -9,6 +9,11 @@ way the turn runs on the small-window budget (short prompt and schemas, no
 propose_edit, compaction from 60%), says once that 4,096 is too small and how
 to raise it, and every request it sends fits, its answer's room included, as
 the server itself counts the tokens.
+
+The tiny model does not always make two calls in one turn (its prompt holds
+the sandbox's path, which changes from run to run): when it answers in words
+first, the same session gets another turn, up to three, a longer history in
+the same window.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ pytestmark = pytest.mark.timeout(900)
 
 WINDOW = 4096
 ANSWER_ROOM = 160  # the profiles' max_tokens (conftest.write_config)
+MAX_TURNS = 3
+GO_ON = "Go on: read calc.py, run `make check`, and fix add."
 SEVERAL_CALLS = (
     "Read calc.py and the Makefile, run `make check`, fix the bug in the function add, "
     "then run `make check` again."
@@ -36,19 +43,28 @@ SEVERAL_CALLS = (
 @pytest.mark.parametrize(
     ("name", "profile"), [(LLAMA_CPP_PYTHON, "whole"), (LLAMA_SERVER, "stream")]
 )
-def test_a_coding_turn_in_a_4k_window_never_overflows_it(
+def test_coding_turns_in_a_4k_window_never_overflow_it(
     sandbox: Sandbox, proxy_for: ProxyFor, calc_project: Path, name: str, profile: str
 ) -> None:
     server, proxy = proxy_for(name, WINDOW)
     told_by_server = name == LLAMA_SERVER
     own = {} if told_by_server else {"context_window": WINDOW}
     write_config(sandbox, proxy.endpoint, own, max_iterations=6)
-    run, seconds = harness(sandbox, "-y", "--provider", profile, "-p", SEVERAL_CALLS)
-    events, _ = parse(run.stdout)
+    events, runs, said = [], [], ""
+    args = ["-y", "--provider", profile, "-p", SEVERAL_CALLS]
+    for _ in range(MAX_TURNS):
+        run, seconds = harness(sandbox, *args)
+        turn_events, result = parse(run.stdout)
+        events += turn_events
+        runs.append((run.stdout, seconds))
+        said += run.stderr
+        if name == LLAMA_SERVER or len(kinds(events, "tool.result")) >= 2:
+            break
+        # The tiny model answered in words before a second call: the session goes on.
+        args = ["-y", "--session", result["session"], "-p", GO_ON]
     exchanges = proxy.take()
     sizes = sent_prompts(server, exchanges)
-    runs = [(run.stdout, seconds)]
-    figure(name, f"coding turn, 4,096 window ({profile})", exchanges, runs, max(sizes, default=0))
+    figure(name, f"coding, 4,096 window ({profile})", exchanges, runs, max(sizes, default=0))
 
     assert kinds(events, "intent")[0]["route"] == "coding"
     source = "llama.cpp /props n_ctx" if told_by_server else f"providers.{profile}.context_window"
@@ -65,7 +81,7 @@ def test_a_coding_turn_in_a_4k_window_never_overflows_it(
         assert used <= WINDOW, exchange.usage
     refused = [e for e in exchanges if e.status != 200]
     if name == LLAMA_SERVER:
-        assert not refused, run.stderr
+        assert not refused, said
         errors = [str(data.get("message") or "") for data in kinds(events, "error")]
         assert not any("context" in error.lower() for error in errors), errors
     else:
@@ -74,7 +90,7 @@ def test_a_coding_turn_in_a_4k_window_never_overflows_it(
         # request's max_tokens), so a runaway call can fill the window on its own:
         # such a refusal had a prompt that fit (above), and is counted in the figures.
         assert all("context length" in e.answer.decode(errors="replace") for e in refused)
-        assert len(kinds(events, "tool.result")) >= 2, run.stderr
+        assert len(kinds(events, "tool.result")) >= 2, said
         assert len(exchanges) >= 3
 
 
