@@ -48,7 +48,7 @@ test: install bytecode
 # llama-cpp-python into ${XDG_CACHE_HOME:-~/.cache}/coding-harness/test-servers/
 # (about 15 minutes on 2 cores; LLAMA_SERVER=1 adds llama.cpp's llama-server); later runs reuse it.
 test-servers: install
-	$(BIN)/python tests/servers/setup_servers.py
+	$(BIN)/python -m tests.servers.setup_servers
 	$(BIN)/python -m pytest tests/servers
 
 lint: install

@@ -10,7 +10,7 @@ the cache folder; the servers' own logs are in its `logs/servers/`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -39,8 +39,7 @@ class ServerPool:
         if key not in self.running:
             kind = real_servers.find_server(name)
             if kind is None:
-                build = "LLAMA_SERVER=1 " if name == real_servers.LLAMA_SERVER else ""
-                pytest.skip(f"{name} is not installed: `{build}make test-servers` builds it")
+                pytest.skip(real_servers.why_missing(name))
             self.running[key] = real_servers.start(kind, context, self.log_dir)
         return self.running[key]
 
@@ -78,9 +77,13 @@ def proxy_for(server_pool: ServerPool) -> Iterator[object]:
         proxy.stop()
 
 
-def write_config(box: Sandbox, endpoint: str, **agent: object) -> None:
-    """Two profiles on one endpoint: `stream` (type openai) and `whole` (type mlx)."""
+def write_config(
+    box: Sandbox, endpoint: str, profile: Mapping[str, object] | None = None, **agent: object
+) -> None:
+    """Two profiles on one endpoint: `stream` (type openai) and `whole` (type mlx);
+    `profile` adds settings to both, `agent` to the agent section."""
     common = {
+        **(profile or {}),
         "endpoint": endpoint,
         "model": "smollm2",
         "generation": {"temperature": 0, "seed": 7, "max_tokens": 160},
@@ -104,6 +107,7 @@ class Figure:
     prompt_tokens: int
     completion_tokens: int
     turn_seconds: list[float]
+    largest_prompt: int = 0  # the most prompt tokens one request had, as the server counted
 
 
 def record_figure(figure: Figure) -> None:
@@ -115,12 +119,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     write = terminalreporter.write_line
     terminalreporter.section("real-server figures")
-    write(f"{'server':<18} {'test':<34} {'req':>3} {'prompt':>7} {'compl':>6}  turn seconds")
+    head = f"{'server':<18} {'test':<34} {'req':>3} {'prompt':>7} {'compl':>6} {'max':>5}"
+    write(f"{head}  turn seconds")
     for row in FIGURES:
         seconds = ", ".join(f"{s:.1f}" for s in row["turn_seconds"])  # type: ignore[attr-defined]
         write(
             f"{row['server']!s:<18} {row['test']!s:<34} {row['requests']!s:>3} "
-            f"{row['prompt_tokens']!s:>7} {row['completion_tokens']!s:>6}  {seconds}"
+            f"{row['prompt_tokens']!s:>7} {row['completion_tokens']!s:>6} "
+            f"{row['largest_prompt']!s:>5}  {seconds}"
         )
     target = cache_dir() / "figures.json"
     target.write_text(json.dumps(FIGURES, indent=1))

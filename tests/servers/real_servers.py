@@ -3,7 +3,9 @@
 Each server runs the tiny model from the cache on a free port of 127.0.0.1,
 with its output in a log file the tests may read; `start` returns once
 `/v1/models` answers 200, `stop` ends the process (and only it). A server that
-is not installed is `None` from `find_server`, and its tests skip.
+is not installed, or was built with other flags than this machine's portable
+ones (`build_flags.py`: a native build may crash here), is `None` from
+`find_server`, and its tests skip with `why_missing`'s reason.
 """
 
 from __future__ import annotations
@@ -11,13 +13,15 @@ from __future__ import annotations
 import contextlib
 import http.client
 import os
+import re
 import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.servers.setup_servers import BIN_VENV, LCP_VENV, MODEL_FILE, cache_dir
+from tests.servers import build_flags
+from tests.servers.setup_servers import BIN_CMAKE_ARGS, BIN_VENV, LCP_VENV, MODEL_FILE, cache_dir
 
 LLAMA_CPP_PYTHON = "llama-cpp-python"
 LLAMA_SERVER = "llama-server"
@@ -59,15 +63,57 @@ class RunningServer:
             self.process.wait(timeout=10)
 
 
+_GENERATE = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
+_ANSWERED = '"POST /v1/chat/completions '
+
+
+def prompt_sizes(log_text: str) -> list[int | None]:
+    """From llama-cpp-python's log: for each chat request it answered (refused ones
+    too), in order, the tokens of the prompt it was sent: its first evaluation, the
+    prefix it reused plus the rest. None where the log does not say (a server's
+    first request reuses nothing and logs no such line). Later evaluations of the
+    same request are the server's own: with `chatml-function-calling` it writes a
+    call's arguments and then asks the model again, on a prompt that grows."""
+    sizes: list[int | None] = []
+    first: re.Match[str] | None = None
+    for line in log_text.splitlines():
+        if _ANSWERED in line:
+            sizes.append(int(first[1]) + int(first[2]) if first else None)
+            first = None
+        elif first is None:
+            first = _GENERATE.search(line)
+    return sizes
+
+
 def model_path() -> Path | None:
     path = cache_dir() / "models" / MODEL_FILE
     return path if path.is_file() else None
 
 
+def _stale(name: str) -> str | None:
+    """Why the build of `name` in the cache must not run here (None: it may)."""
+    if name == LLAMA_CPP_PYTHON:
+        return build_flags.stale_reason(cache_dir() / LCP_VENV, build_flags.wanted())
+    return build_flags.stale_reason(cache_dir() / BIN_VENV, build_flags.wanted(BIN_CMAKE_ARGS))
+
+
+def why_missing(name: str) -> str:
+    """Why `find_server(name)` gave None, with the command that mends it."""
+    build = "LLAMA_SERVER=1 " if name == LLAMA_SERVER else ""
+    venv = cache_dir() / (LCP_VENV if name == LLAMA_CPP_PYTHON else BIN_VENV)
+    stale = _stale(name)
+    if (venv / "bin" / "python").exists() and stale is not None:
+        return f"{name}: {stale}; `{build}make test-servers` rebuilds it"
+    return f"{name} is not installed: `{build}make test-servers` builds it"
+
+
 def find_server(name: str) -> ServerKind | None:
-    """The installed server `name`, or None when `make test-servers` has not built it."""
+    """The installed server `name`, or None when `make test-servers` has not built it
+    (or built it with flags other than this machine's portable ones)."""
     model, cache = model_path(), cache_dir()
     if model is None:
+        return None
+    if _stale(name) is not None:
         return None
     if name == LLAMA_CPP_PYTHON:
         python = cache / LCP_VENV / "bin" / "python"

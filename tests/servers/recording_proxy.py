@@ -6,6 +6,9 @@ back piece by piece as it arrives (so a stream still streams), while the proxy
 notes what the tests assert on and what the figures report: the status, whether
 the request streamed and carried tools, the roles and `content` values of its
 messages, the token usage the server reported, and how long it took.
+The GETs (the daemon's look-ups of the window: `/api/ps`, `/props`,
+`/v1/models`, ...) are kept apart, in `lookups`, so `exchanges` holds the
+model requests alone.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class RecordingProxy:
 
     upstream_port: int
     exchanges: list[Exchange] = field(default_factory=list)
+    lookups: list[Exchange] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -109,7 +113,7 @@ class RecordingProxy:
         except ValueError:
             body = {}
         exchange = Exchange(path=handler.path, body=body if isinstance(body, dict) else {})
-        self.exchanges.append(exchange)
+        (self.lookups if handler.command == "GET" else self.exchanges).append(exchange)
         started = time.monotonic()
         upstream = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=600)
         try:

