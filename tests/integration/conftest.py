@@ -26,7 +26,7 @@ from coding_harness.client.args import OneShotOptions
 from coding_harness.protocol.client import Connection
 from tests.support import netguard
 from tests.support.fake_model_server import FakeModelServer
-from tests.support.processes import client, start_daemon, stop_daemon
+from tests.support.processes import client, start_daemon, stop_everything_of
 from tests.support.repl_run import ReplRun
 
 BUGGY = "def add(a, b):\n    return a - b\n"
@@ -111,7 +111,7 @@ def sandbox() -> Iterator[Sandbox]:
     try:
         yield box
     finally:
-        stop_daemon(socket_path)
+        stop_everything_of(socket_path)
         if not os.environ.get("KEEP_SANDBOX"):
             shutil.rmtree(root, ignore_errors=True)
 

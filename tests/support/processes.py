@@ -121,6 +121,39 @@ def stop_daemon(socket_path: Path, timeout: float = 10.0) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def processes_of(socket_path: Path) -> list[psutil.Process]:
+    """Every other live process whose environment names `socket_path` as the daemon's
+    socket: the daemons and clients a test started (the test process excluded)."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if process.pid == os.getpid() or process.status() == psutil.STATUS_ZOMBIE:
+                continue
+            if process.environ().get("CODING_HARNESS_SOCKET") == str(socket_path):
+                found.append(process)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    return found
+
+
+def stop_everything_of(socket_path: Path, timeout: float = 10.0) -> None:
+    """Stop whatever a test left running on its socket, failure or not: its clients
+    first (a client that outlived its daemon would start another: clients reconnect
+    and start the daemon when it is gone), then its daemon, politely, then anything
+    that still names the socket."""
+    daemon = daemon_pid(socket_path)
+    for process in processes_of(socket_path):
+        if process.pid != daemon:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+    stop_daemon(socket_path, timeout)
+    left = processes_of(socket_path)
+    for process in left:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+    psutil.wait_procs(left, timeout=timeout)
+
+
 def accepts(socket_path: Path) -> bool:
     """Whether the daemon on `socket_path` takes a new client now and answers it."""
     try:
