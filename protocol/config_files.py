@@ -27,9 +27,10 @@ LEGACY_CONFIG_PATH = Path(".config") / "coding-agent" / "config.json"
 # writes the raw exchanges, every file the model read included, to disk;
 # `agent.sandbox_home` shows folders of HOME to every command a recipe runs;
 # `agent.allow_commands` lets commands run without a question (a project may never
-# widen what runs).
+# widen what runs); `hub` names the database every session is copied to.
 USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (
     ("debug",),
+    ("hub",),
     ("agent", "sandbox_home"),
     ("agent", "allow_commands"),
 )

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from coding_harness.daemon.config.hook_settings import HookSettings, parse_hooks
+from coding_harness.daemon.config.hub_settings import HubSettings, parse_hub
 from coding_harness.daemon.config.layers import (
     BUILTIN_ORIGIN,
     DISCOVERED_ORIGIN,
@@ -77,6 +78,8 @@ class Config:
     agent: AgentSettings
     search: SearchSettings = field(default_factory=SearchSettings)
     notify: NotifySettings = field(default_factory=NotifySettings)
+    # The team's PostgreSQL hub (global file only); None: this machine alone.
+    hub: HubSettings | None = None
     hooks: HookSettings = field(default_factory=HookSettings)  # every file's, in order
     sources: tuple[str, ...]
     problems: tuple[str, ...] = ()
@@ -229,6 +232,7 @@ def load_config(home: Path, cwd: Path, *, trust_store: Path | None = None) -> Co
         agent=parse_agent(merged.get("agent"), origin_of, problems),
         search=parse_search(merged.get("search"), origin_of, problems),
         notify=parse_notify(merged.get("notify"), origin_of, problems),
+        hub=parse_hub(merged.get("hub"), origin_of, problems),
         hooks=parse_hooks(layers, problems),
         sources=tuple(layer.origin for layer in layers if layer.origin != BUILTIN_ORIGIN),
         problems=tuple(problems),
