@@ -24,7 +24,7 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
@@ -51,6 +51,9 @@ from coding_harness.protocol.framing import MAX_MESSAGE_BYTES
 from coding_harness.protocol.methods import EventKind
 from coding_harness.protocol.version import PROTOCOL_VERSION, __version__
 
+if TYPE_CHECKING:
+    from coding_harness.daemon.team.runner import HubRunner
+
 log = logging.getLogger(__name__)
 
 STORE_NAME = "sessions.db"
@@ -66,6 +69,8 @@ class Daemon:
     # Opened by run() once the instance locks are held (`_take_over_state`).
     store: Store
     _withdrawn = False
+    # This daemon as a runner of the team's hub, when the global file names one.
+    hub: HubRunner | None = None
 
     def __init__(
         self,
@@ -77,6 +82,7 @@ class Daemon:
     ) -> None:
         self.socket_path = socket_path
         self.home = home
+        self.state_dir = state_dir
         self.started_at = time.time()
         self.configs = ConfigCache(home)
         self.pool = ProviderPool()
@@ -120,6 +126,7 @@ class Daemon:
             reload=self.reload_configuration,
             request_stop=self.request_stop,
             mcp=self.mcp,
+            hub=lambda: self.hub,
         )
 
     async def run(self, service: ServiceContext | None = None) -> None:
@@ -147,6 +154,7 @@ class Daemon:
         watcher = asyncio.create_task(watch, name="socket-watch")
         keeping = asyncio.create_task(self.keeper.watch(), name="process-keeper")
         self.mcp.start_eager(user_servers(self.configs.get(self.home).mcp_servers))
+        await self._join_hub()
         # Whether bwrap works is found by running it: off the event loop, before a turn asks.
         probing = asyncio.create_task(asyncio.to_thread(sandbox.probe), name="sandbox-probe")
         try:
@@ -158,6 +166,8 @@ class Daemon:
             log.info("shutting down")
             self._withdraw()
             await lifecycle.drain(self.turns, self.sessions, self.drain_seconds)
+            if self.hub is not None:
+                await self.hub.stop()
             await self.mcp.stop_all()
             await self.index.close()
             keeping.cancel()
@@ -168,6 +178,25 @@ class Daemon:
             self.store.close()
             self._state_lock.release()
             log.info("stopped")
+
+    async def _join_hub(self) -> None:
+        """Join the hub the global file names, if any: in the background, never waiting on
+        the database (psycopg is imported only here)."""
+        settings = self.configs.get(self.home).hub
+        if settings is None:
+            return
+        from coding_harness.daemon.team.build import RunnerDeps, build_runner
+
+        deps = RunnerDeps(
+            home=self.home,
+            state_dir=self.state_dir,
+            sessions=self.sessions,
+            configs=self.configs,
+            turns=self.turns,
+            store=lambda: self.store,
+        )
+        self.hub = build_runner(settings, deps)
+        await self.hub.start()
 
     def _announce_on(self, session_id: str, kind: str, data: dict[str, Any]) -> bool:
         """Publish an event on a session, if it is still open (False when it is not)."""
@@ -232,6 +261,7 @@ class Daemon:
             "drain_seconds": self.drain_seconds,
             "stopping": self.stopping,
             "indexes": self.index.status(),
+            "hub": self.hub.status() if self.hub is not None else None,
         }
 
     def _take_over_state(self) -> None:

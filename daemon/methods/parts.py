@@ -13,13 +13,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.mcp.hub import McpHub
 from coding_harness.daemon.sessions.session import SessionTable
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.turns.runner import TurnRunner
+
+if TYPE_CHECKING:
+    from coding_harness.daemon.team.runner import HubRunner
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)
@@ -34,3 +37,5 @@ class MethodParts:
     reload: Callable[[], Awaitable[dict[str, Any]]]  # `daemon.reload`'s work and answer
     request_stop: Callable[[], None]  # `daemon.shutdown`, once the answer is sent
     mcp: McpHub  # the MCP servers the daemon holds
+    # This daemon as a runner of the team's hub; None without one (docs/team.md).
+    hub: Callable[[], HubRunner | None] = lambda: None

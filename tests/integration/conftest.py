@@ -26,6 +26,7 @@ from coding_harness.client.args import OneShotOptions
 from coding_harness.protocol.client import Connection
 from tests.support import netguard
 from tests.support.fake_model_server import FakeModelServer
+from tests.support.hub_machines import Machines, machines
 from tests.support.processes import client, start_daemon, stop_everything_of
 from tests.support.repl_run import ReplRun
 
@@ -184,3 +185,10 @@ def repl(calc_project: Path, repl_env: None) -> Iterator[Callable[..., ReplRun]]
     yield start
     for run in runs:  # a failed test must not leave a REPL reading its pipe
         run.pipe.close()
+
+
+@pytest.fixture
+def team() -> Iterator[Machines]:
+    """Machines of a team, each with its own daemon (tests/support/hub_machines.py)."""
+    with machines() as made:
+        yield made

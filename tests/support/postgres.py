@@ -110,6 +110,8 @@ class PostgresServer:
         return f"postgresql://{SUPERUSER}@/{database}?host={self.socket_dir}"
 
     def psql(self, sql: str, database: str = "postgres") -> str:
+        """Run `sql` in `database` (a name or a URL); psql's unaligned output."""
+        target = database if database.startswith("postgresql:") else self.url(database)
         done = subprocess.run(
             [
                 self._psql(),
@@ -119,7 +121,7 @@ class PostgresServer:
                 "-v",
                 "ON_ERROR_STOP=1",
                 "-d",
-                self.url(database),
+                target,
                 "-c",
                 sql,
             ],
