@@ -42,6 +42,12 @@ WORKTREE_DIFF: Final = "worktree.diff"  # its changes against the branch it came
 WORKTREE_MERGE: Final = "worktree.merge"  # into the branch it came from; a conflict is reported
 WORKTREE_REMOVE: Final = "worktree.remove"  # {worktree, force?}: unmerged work needs force
 
+# The team hub (docs/team.md), for a daemon whose global file names one.
+HUB_SESSIONS: Final = "hub.sessions"  # {}: every runner's sessions, from the hub
+QUEUE_SUBMIT: Final = "queue.submit"  # {text, repo?, ref?, cwd}: a task for any runner
+QUEUE_LIST: Final = "queue.list"  # {}: the hub's tasks, newest first
+QUEUE_CANCEL: Final = "queue.cancel"  # {task}: a queued task never starts; a running one stops
+
 PLAN_GET: Final = "plan.get"
 SKILLS_LIST: Final = "skills.list"
 

@@ -20,10 +20,12 @@ from coding_harness.daemon.methods import (
     context_methods,
     daemon_methods,
     discovery_methods,
+    hub_methods,
     mcp_methods,
     memory_methods,
     model_methods,
     provider_methods,
+    queue_methods,
     session_admin,
     session_methods,
     undo_methods,
@@ -48,6 +50,8 @@ AREAS: tuple[dict[str, Handler], ...] = (
     mcp_methods.HANDLERS,
     window_methods.HANDLERS,
     worktree_methods.HANDLERS,
+    hub_methods.HANDLERS,
+    queue_methods.HANDLERS,
 )
 DETACHED = (
     context_methods.DETACHED

@@ -1,0 +1,7 @@
+"""`hub.sessions`: the team's sessions, read from the hub (docs/team.md)."""
+
+from __future__ import annotations
+
+from coding_harness.daemon.server.rpc import Handler
+
+HANDLERS: dict[str, Handler] = {}
