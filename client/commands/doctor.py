@@ -267,6 +267,22 @@ def check_daemon(env: Mapping[str, str]) -> list[Finding]:
     skew = version_skew.notice(hello)
     if skew:
         found.append(problem(skew, "run: harness daemon restart"))
-    return found or [
-        ok(f"daemon pid {status['pid']} ({status['version']}) answers on {socket_path}")
+    found.extend(hub_findings(status.get("hub")))
+    if any(f.level == "problem" for f in found):
+        return found
+    return [ok(f"daemon pid {status['pid']} ({status['version']}) answers on {socket_path}"), *found]
+
+
+def hub_findings(hub: object) -> list[Finding]:
+    """The team hub as `daemon.status` reports it: nothing without one (docs/team.md)."""
+    if not isinstance(hub, dict):
+        return []
+    who = f"runner {hub.get('runner')} (person {hub.get('person')})"
+    if hub.get("joined") and not hub.get("problem"):
+        return [ok(f"hub {hub.get('hub')}: joined as {who}")]
+    return [
+        problem(
+            f"hub {hub.get('hub')}: not reached: {hub.get('problem')}",
+            'check "hub" in ~/.coding_harness.json and that the database answers',
+        )
     ]

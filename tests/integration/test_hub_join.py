@@ -7,6 +7,7 @@ import time
 from tests.support.fake_model_server import FakeModelServer
 from tests.support.hub_machines import Machines
 from tests.support.postgres import PostgresServer
+from tests.support.processes import run_harness
 
 
 def _hub_status(machine: object) -> dict[str, object]:
@@ -41,6 +42,8 @@ def test_a_daemon_joins_the_hub_as_a_runner(
         }
         row = postgres.psql("SELECT name, person, slots, repos FROM runners", hub_url)
         assert row.strip() == 'laptop|laptop-person|2|["*"]'
+        doctor = run_harness(["doctor"], env=laptop.env, cwd=laptop.workspace)
+        assert "hub team-test: joined as runner laptop (person laptop-person)" in doctor.stdout
     finally:
         model.stop()
 
@@ -61,6 +64,9 @@ def test_a_daemon_started_before_its_hub_joins_once_the_hub_is_up(
         status = _hub_status(desk)
         assert status["joined"] is False
         assert "hub team-test" in str(status["problem"])
+        doctor = run_harness(["doctor"], env=desk.env, cwd=desk.workspace)
+        assert "hub team-test: not reached" in doctor.stdout
+        assert doctor.returncode != 0
         # The daemon serves on without its hub.
         conn = desk.client()
         try:
