@@ -270,7 +270,8 @@ def check_daemon(env: Mapping[str, str]) -> list[Finding]:
     found.extend(hub_findings(status.get("hub")))
     if any(f.level == "problem" for f in found):
         return found
-    return [ok(f"daemon pid {status['pid']} ({status['version']}) answers on {socket_path}"), *found]
+    answering = f"daemon pid {status['pid']} ({status['version']}) answers on {socket_path}"
+    return [ok(answering), *found]
 
 
 def hub_findings(hub: object) -> list[Finding]:
