@@ -8,7 +8,8 @@ on each request, on the same two cores as the client and the daemon; here
 nearly nothing is spent, so a benchmark measures the harness. With `latency`
 each answer to a POST waits that many seconds first (a model that takes its time; the
 connections are served side by side), and `most_at_once` records the most
-requests it had at once.
+requests it had at once. With `pace` the chunks of an answer go out that many
+seconds apart (a model that streams at a steady rate).
 """
 
 from __future__ import annotations
@@ -27,19 +28,25 @@ def _piece(data: bytes) -> bytes:
     return f"{len(data):x}\r\n".encode() + data + b"\r\n"
 
 
+def rendered_parts(reply: Reply) -> list[bytes]:
+    """The HTTP response streaming `reply`, in the pieces it is sent in."""
+    body = [_piece(f"data: {json.dumps(chunk)}\n\n".encode()) for chunk in stream_chunks(reply)]
+    return [_HEAD, *body, _piece(b"data: [DONE]\n\n") + b"0\r\n\r\n"]
+
+
 def rendered(reply: Reply) -> bytes:
     """The whole HTTP response streaming `reply`."""
-    body = b"".join(
-        _piece(f"data: {json.dumps(chunk)}\n\n".encode()) for chunk in stream_chunks(reply)
-    )
-    return _HEAD + body + _piece(b"data: [DONE]\n\n") + b"0\r\n\r\n"
+    return b"".join(rendered_parts(reply))
 
 
 class InstantModel:
-    def __init__(self, content: str = "ok", latency: float = 0.0) -> None:
+    def __init__(self, content: str = "ok", latency: float = 0.0, pace: float = 0.0) -> None:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.endpoint = f"http://127.0.0.1:{self._listener.getsockname()[1]}/v1"
         self._answer = rendered(Reply(content=content))
+        # With `pace`, each streamed chunk is sent that many seconds after the one before.
+        self._parts = rendered_parts(Reply(content=content))
+        self.pace = pace
         self.requests = 0
         self.latency = latency
         self.in_flight = self.most_at_once = self.posts = 0
@@ -81,7 +88,12 @@ class InstantModel:
                 self.requests += 1
                 if self.latency and head.startswith(b"POST"):  # a look-up is answered at once
                     self._wait()
-                conn.sendall(self._answer)
+                if self.pace and head.startswith(b"POST"):
+                    for part in self._parts:
+                        conn.sendall(part)
+                        time.sleep(self.pace)
+                else:
+                    conn.sendall(self._answer)
 
     def _wait(self) -> None:
         with self._lock:
