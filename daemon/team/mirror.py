@@ -28,6 +28,7 @@ from coding_harness.daemon.team.listener import EVENTS as EVENTS_CHANNEL
 from coding_harness.daemon.team.mirror_catchup import lagging, local_heads, session_ops
 from coding_harness.daemon.team.mirror_queue import EVENTS, MirrorQueue, Op
 from coding_harness.daemon.team.mirror_sql import Who, write_batch
+from coding_harness.daemon.team.mirror_tail import TAIL_SECONDS, Tail
 from coding_harness.daemon.team.runner import HubRunner
 
 if TYPE_CHECKING:
@@ -48,19 +49,25 @@ class Mirror:
         self._deps = deps
         self._wake = asyncio.Event()
         self.queue = MirrorQueue(on_put=self._wake.set)
+        self.tail = Tail(self.queue)
         self._catch_up_all = True
         self._live: dict[str, tuple[Any, ...]] = {}
         self._who = Who("", "", "")
 
     def observe(self, what: str, session: str, values: dict[str, Any]) -> None:
         """The store's observer: queue what was written, wake the push task."""
+        if what == EVENTS:
+            self.tail.stored(session, values["rows"])
+            return
+        if what == "create_session":
+            self.tail.new_session(session)
         self.queue.put(what, session, values)
 
     async def run(self, runner: HubRunner) -> None:
         self._who = Who(runner.name, runner.person, runner.host)
         stop_observing = self._deps.store().observe(self.observe)
         stop_listening = runner.listener.on(EVENTS_CHANNEL, self._notified)
-        live = asyncio.create_task(self._refresh_forever(), name="hub-mirror-live")
+        live = asyncio.create_task(self._watch_forever(), name="hub-mirror-live")
         self._wake.set()
         try:
             await self._push_forever(runner)
@@ -141,8 +148,15 @@ class Mirror:
                 log.info("hub: catching up %d session(s)", len(todo))
             self._live.clear()  # the live rows are written again too
             for sid, after in todo.items():
+                dropped = sid in behind
                 self.queue.caught_up(sid)  # its events from now on are queued again
-                await self._copy(runner, list(session_ops(db, sid, after)))
+                ops = list(session_ops(db, sid, after))
+                pages = [op.values["rows"][-1][1] for op in ops if op.what == EVENTS]
+                self.tail.caught_up(sid, max(pages, default=after), dropped)
+                await self._copy(runner, ops)
+            for sid, last in hub.items():
+                if sid not in todo and sid not in self.tail.cursor:
+                    self.tail.caught_up(sid, last, dropped=False)
         except BaseException:
             self._catch_up_all = self._catch_up_all or everything
             raise
@@ -162,13 +176,19 @@ class Mirror:
         async with runner.connection() as conn:
             await write_batch(conn, batch, self._who)
 
-    async def _refresh_forever(self) -> None:
+    async def _watch_forever(self) -> None:
+        """Every TAIL_SECONDS the new events in memory, every LIVE_SECONDS the state."""
+        every = max(1, round(LIVE_SECONDS / TAIL_SECONDS))
+        tick = 0
         while True:
-            await asyncio.sleep(LIVE_SECONDS)
+            await asyncio.sleep(TAIL_SECONDS)
+            tick += 1
             try:
-                self.refresh_live()
+                self.tail.read_memory(self._deps.sessions.all())
+                if tick % every == 0:
+                    self.refresh_live()
             except Exception:
-                log.exception("hub: reading the sessions' state failed")
+                log.exception("hub: reading the sessions failed")
 
     def refresh_live(self) -> None:
         """Queue the state, title and cost of each live session that changed."""
