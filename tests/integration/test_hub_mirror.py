@@ -16,7 +16,7 @@ from coding_harness.protocol import paths
 from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.hub_machines import Machine, Machines
 from tests.support.postgres import PostgresServer
-from tests.support.processes import events_until_finished, run_harness, wait_for_event
+from tests.support.processes import daemon_pid, events_until_finished, run_harness, wait_for_event
 from tests.support.waiting import wait_for
 
 
@@ -114,6 +114,13 @@ def test_a_session_on_one_machine_shows_on_another_with_its_rows(
         assert {r["name"] for r in answer["runners"]} == {"laptop", "desk"}
 
         _same_rows(laptop, postgres, hub_url, session)
+        assert "libpq" in mapped_files(laptop)  # what a daemon without a hub never loads
+
+
+def mapped_files(machine: Machine) -> str:
+    pid = daemon_pid(machine.socket)
+    assert pid is not None
+    return Path(f"/proc/{pid}/maps").read_text()
 
 
 def _same_rows(machine: Machine, postgres: PostgresServer, hub_url: str, session: str) -> None:
@@ -174,6 +181,9 @@ def test_a_daemon_without_a_hub_says_so_and_writes_nothing(
             " key of ~/.coding_harness.json (docs/team.md)"
         ]
         assert listed.stdout == ""
+        # Nor did the daemon load PostgreSQL's client library, or psycopg.
+        mapped = mapped_files(alone)
+        assert "libpq" not in mapped and "psycopg" not in mapped
     # Nothing was created in the hub's database: not even the tables.
     assert hub_rows(
         postgres, hub_url, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
