@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+from coding_harness.daemon.sessions.titles import title_of
 from coding_harness.daemon.team.mirror_queue import EVENTS, Op, op_size
 
 # Events per operation (and so per transaction) when catching up.
@@ -48,8 +49,12 @@ def session_ops(db: sqlite3.Connection, sid: str, after_seq: int) -> Iterator[Op
     if row is None:
         return
     cwd, provider, model, created, active, closed = row
+    first = db.execute(
+        "SELECT text FROM turns WHERE session_id = ? ORDER BY started_at LIMIT 1", (sid,)
+    ).fetchone()
     values = {
         "cwd": cwd,
+        "title": title_of([], first[0] if first else ""),
         "provider": provider,
         "model": model,
         "at": created,

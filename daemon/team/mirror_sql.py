@@ -21,6 +21,7 @@ from typing import Any
 
 import psycopg
 
+from coding_harness.daemon.sessions.titles import title_of
 from coding_harness.daemon.team.listener import EVENTS as EVENTS_CHANNEL
 from coding_harness.daemon.team.mirror_queue import EVENTS, Op
 
@@ -47,9 +48,10 @@ def usage_id(session: str, row: tuple[Any, ...], index: int) -> str:
 
 
 _NEW_SESSION = (
-    "INSERT INTO sessions (id, runner, person, host, cwd, provider, model, created_at,"
-    " last_activity, closed) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    "INSERT INTO sessions (id, runner, person, host, cwd, title, provider, model, created_at,"
+    " last_activity, closed) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     " ON CONFLICT (id) DO UPDATE SET runner = excluded.runner, person = excluded.person,"
+    " title = CASE WHEN sessions.title = '' THEN excluded.title ELSE sessions.title END,"
     " host = excluded.host, cwd = excluded.cwd, provider = excluded.provider,"
     " model = excluded.model, closed = sessions.closed OR excluded.closed,"
     " last_activity = GREATEST(sessions.last_activity, excluded.last_activity)"
@@ -61,6 +63,8 @@ _LIVE = (
     " provider = excluded.provider, model = excluded.model, cost_usd = excluded.cost_usd,"
     " last_activity = GREATEST(sessions.last_activity, excluded.last_activity)"
 )
+# A session's title is its first task: known here before the live state says it.
+_FIRST_TITLE = "UPDATE sessions SET title = %s WHERE id = %s AND title = ''"
 _UPDATE_SESSION = "UPDATE sessions SET provider = %s, model = %s, closed = %s WHERE id = %s"
 _TURN = (
     "INSERT INTO turns (id, session_id, text, state, exit_code, started_at, finished_at)"
@@ -153,6 +157,7 @@ async def _write_one(cur: psycopg.AsyncCursor[tuple[Any, ...]], op: Op, who: Who
                 who.person,
                 who.host,
                 text(v["cwd"]),
+                text(v.get("title", "")),
                 v["provider"],
                 v["model"],
                 at,
@@ -183,6 +188,7 @@ async def _write_one(cur: psycopg.AsyncCursor[tuple[Any, ...]], op: Op, who: Who
     elif op.what == "turn_started":
         row = (v["turn"], sid, text(v["text"]), "running", None, v["at"], None)
         await cur.execute(_TURN, row)
+        await cur.execute(_FIRST_TITLE, (text(title_of([], v["text"])), sid))
     elif op.what == "turn_row":
         row = (v["turn"], sid, text(v["text"]), v["state"], v["exit_code"], v["at"], v["end"])
         await cur.execute(_TURN, row)

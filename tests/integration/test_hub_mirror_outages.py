@@ -15,7 +15,13 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 
-from tests.integration.test_hub_mirror import hub_rows, hub_seqs, local_seqs, start_on_hub
+from tests.integration.test_hub_mirror import (
+    hub_rows,
+    hub_seqs,
+    local_rows,
+    local_seqs,
+    start_on_hub,
+)
 from tests.support.fake_model_server import (
     FakeModelServer,
     Reply,
@@ -25,7 +31,7 @@ from tests.support.fake_model_server import (
 )
 from tests.support.hub_machines import Machines
 from tests.support.postgres import PostgresServer
-from tests.support.processes import events_until_finished, start_harness
+from tests.support.processes import events_until_finished, run_harness, start_harness
 from tests.support.waiting import wait_for
 
 
@@ -136,3 +142,33 @@ def test_a_runner_cut_off_mid_turn_finishes_the_turn_and_the_hub_catches_up(
             ),
             "the session's row",
         )
+
+
+def test_sessions_run_before_the_hub_came_back_reach_it_whole(
+    team: Machines, postgres: PostgresServer, hub_url: str
+) -> None:
+    """A runner that never reached its hub yet: its sessions wait in the local store, and the
+    first connection copies them (the catch-up), not only what is written afterwards."""
+    with FakeModelServer() as model:
+        laptop = start_on_hub(team, "laptop", model.endpoint, hub_url)
+        laptop.stop()
+        postgres.stop()
+        try:
+            laptop.start()
+            for text in ("first", "second"):
+                model.add(Reply(content=f"Answer to the {text}."))
+                done = run_harness(["-p", text], env=laptop.env, cwd=laptop.workspace)
+                assert done.returncode == 0, done.stderr
+        finally:
+            postgres.start()
+        stored = local_rows(laptop, "SELECT id FROM sessions ORDER BY created_at")
+        assert len(stored) == 2
+        for (session,) in stored:
+            local = wait_for(lambda s=session: local_seqs(laptop, s), "the local events")
+            wait_for(
+                lambda s=session, seqs=local: hub_seqs(postgres, hub_url, s) == seqs,
+                "the hub catching up",
+                60,
+            )
+        titles = hub_rows(postgres, hub_url, "SELECT title FROM sessions ORDER BY created_at")
+        assert titles == [["first"], ["second"]]
