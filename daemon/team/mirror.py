@@ -26,7 +26,7 @@ import psycopg
 from coding_harness.daemon.team.connect import HubUnreachable
 from coding_harness.daemon.team.listener import EVENTS as EVENTS_CHANNEL
 from coding_harness.daemon.team.mirror_catchup import lagging, local_heads, session_ops
-from coding_harness.daemon.team.mirror_queue import EVENTS, MirrorQueue, Op
+from coding_harness.daemon.team.mirror_queue import EVENTS, MAX_BYTES, MAX_OPS, MirrorQueue, Op
 from coding_harness.daemon.team.mirror_sql import Who, write_batch
 from coding_harness.daemon.team.mirror_tail import TAIL_SECONDS, Tail
 from coding_harness.daemon.team.runner import HubRunner
@@ -45,10 +45,12 @@ BATCH_BYTES = 4 * 1024 * 1024
 class Mirror:
     """A part of the runner (`build.py`): this daemon's sessions, written to the hub."""
 
-    def __init__(self, deps: RunnerDeps) -> None:
+    def __init__(
+        self, deps: RunnerDeps, *, max_ops: int = MAX_OPS, max_bytes: int = MAX_BYTES
+    ) -> None:
         self._deps = deps
         self._wake = asyncio.Event()
-        self.queue = MirrorQueue(on_put=self._wake.set)
+        self.queue = MirrorQueue(max_ops=max_ops, max_bytes=max_bytes, on_put=self._wake.set)
         self.tail = Tail(self.queue)
         self._catch_up_all = True
         self._live: dict[str, tuple[Any, ...]] = {}
