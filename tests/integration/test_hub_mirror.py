@@ -188,3 +188,34 @@ def test_a_daemon_without_a_hub_says_so_and_writes_nothing(
     assert hub_rows(
         postgres, hub_url, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
     ) == [["0"]]
+
+
+def test_a_runner_not_seen_for_a_while_shows_away_and_a_hub_away_is_one_line(
+    team: Machines, postgres: PostgresServer, hub_url: str
+) -> None:
+    with FakeModelServer() as model:
+        laptop = start_on_hub(team, "laptop", model.endpoint, hub_url)
+        desk = start_on_hub(team, "desk", model.endpoint, hub_url)
+        model.add(Reply(content="Done."))
+        done = run_harness(["-p", "tidy up"], env=laptop.env, cwd=laptop.workspace)
+        assert done.returncode == 0, done.stderr
+        wait_for(
+            lambda: hub_rows(postgres, hub_url, "SELECT title FROM sessions") == [["tidy up"]],
+            "the laptop's session in the hub",
+        )
+        laptop.stop()  # its row is no longer renewed; a minute passes
+        postgres.psql("UPDATE runners SET seen_at = seen_at - 60 WHERE name = 'laptop'", hub_url)
+        listed = run_harness(["sessions", "--hub"], env=desk.env, cwd=desk.workspace)
+        assert listed.returncode == 0, listed.stderr
+        (row,) = [line for line in listed.stdout.splitlines() if "tidy up" in line]
+        assert row.split()[:3] == ["laptop", "laptop-person", "away"]
+
+        postgres.stop()
+        try:
+            away = run_harness(["sessions", "--hub"], env=desk.env, cwd=desk.workspace)
+        finally:
+            postgres.start()
+        assert away.returncode == 4
+        (line,) = away.stderr.strip().splitlines()
+        assert line.startswith("harness: hub team-test (database ")
+        assert "is not reachable now" in line or "is not answering" in line
