@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psycopg
 
@@ -32,7 +33,8 @@ from coding_harness.daemon.team.mirror_tail import TAIL_SECONDS, Tail
 from coding_harness.daemon.team.runner import HubRunner
 
 if TYPE_CHECKING:
-    from coding_harness.daemon.team.build import RunnerDeps
+    from coding_harness.daemon.sessions.session import SessionTable
+    from coding_harness.daemon.store.db import Store
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +44,21 @@ BATCH_OPS = 5000
 BATCH_BYTES = 4 * 1024 * 1024
 
 
+class MirrorDeps(Protocol):
+    """What the mirror reads of the daemon (`build.RunnerDeps` has it)."""
+
+    @property
+    def sessions(self) -> SessionTable: ...
+
+    @property
+    def store(self) -> Callable[[], Store]: ...
+
+
 class Mirror:
     """A part of the runner (`build.py`): this daemon's sessions, written to the hub."""
 
     def __init__(
-        self, deps: RunnerDeps, *, max_ops: int = MAX_OPS, max_bytes: int = MAX_BYTES
+        self, deps: MirrorDeps, *, max_ops: int = MAX_OPS, max_bytes: int = MAX_BYTES
     ) -> None:
         self._deps = deps
         self._wake = asyncio.Event()

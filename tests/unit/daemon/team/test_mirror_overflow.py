@@ -40,7 +40,7 @@ def test_events_dropped_past_the_bound_reach_the_hub_from_the_store(
 ) -> None:
     store = Store(tmp_path / "sessions.db")
     deps = SimpleNamespace(store=lambda: store, sessions=SessionTable())
-    mirror = Mirror(deps, max_ops=5)  # type: ignore[arg-type]
+    mirror = Mirror(deps, max_ops=5)
     runner = HubRunner(_settings(hub_url))
     runner.add(mirror)
 
