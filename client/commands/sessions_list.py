@@ -6,7 +6,8 @@ it every second until Ctrl-C. Into a pipe, one line per session in fixed columns
 that scripts can split on whitespace, with the full session id first and each
 session's permission mode (MODE) after its state, and its title (the first
 task) last. `--json` prints `session.list`'s answer as it came (`{"sessions":
-[...]}`; each row's `state` is running, waiting, queued, idle or failed). `rm` and
+[...]}`; each row's `state` is running, waiting, queued, idle or failed). `--hub`
+lists every runner's sessions from the team's hub (`sessions_hub.py`). `rm` and
 `prune` remove sessions (`sessions_remove.py`). Every value is a `field`: a
 folder name holding a newline or an escape stays on its row, escaped.
 """
@@ -33,9 +34,15 @@ def main(argv: list[str]) -> int:
         run = sessions_remove.remove_main if argv[0] == "rm" else sessions_remove.prune_main
         return run(argv[1:])
     flags = set(argv)
-    if not flags <= {"--watch", "--json"} or len(flags) > 1:
+    hub = "--hub" in flags
+    if (
+        not flags <= {"--watch", "--json", "--hub"}
+        or len(flags - {"--hub"}) > 1
+        or (hub and "--watch" in flags)
+    ):
         print(
-            "usage: harness sessions [--watch | --json | rm ID... | prune --older DAYS]",
+            "usage: harness sessions [--watch | --json | --hub [--json] | rm ID..."
+            " | prune --older DAYS]",
             file=sys.stderr,
         )
         return exit_codes.BAD_ARGUMENTS
@@ -44,6 +51,10 @@ def main(argv: list[str]) -> int:
             hello = conn.initialize("harness-sessions", __version__, approvals=False, notices=True)
             if hello.get("notice"):
                 print(f"harnessd: {field(str(hello['notice']))}", file=sys.stderr)
+            if hub:
+                from coding_harness.client.commands import sessions_hub
+
+                return sessions_hub.show(conn, "--json" in flags)
             return _show(conn, "--watch" in flags, "--json" in flags)
     except DaemonUnreachable as exc:
         print(f"harness: cannot reach the daemon: {exc}", file=sys.stderr)

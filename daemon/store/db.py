@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,10 @@ _NEW_SESSION = (
 )
 _SET_MODE = "INSERT OR REPLACE INTO session_modes (session_id, mode) VALUES (?, ?)"
 
+# Told after each local write: (what, session id, its values). The hub's mirror is one
+# (daemon/team/mirror.py); it only queues, and a failure of its own never fails the write.
+Observer = Callable[[str, str, dict[str, Any]], None]
+
 
 class Store:
     """The session store. Writes never raise for the disk's sake: they return (or
@@ -64,6 +68,8 @@ class Store:
         )
         self.usage = UsageRows(self._db, self._writer)
         self.notes = ProjectNotes(self._db, self._writer)
+        self._observers: list[Observer] = []
+        self.usage.observer = lambda sid, rows: self._tell("usage", sid, rows=rows)
 
     @property
     def problem(self) -> str | None:
@@ -73,6 +79,22 @@ class Store:
     def listen(self, listener: Listener) -> None:
         """Have `listener` told which sessions' history is not saved, and when it is again."""
         self._writer.listener = listener
+
+    def observe(self, observer: Observer) -> Callable[[], None]:
+        """Tell `observer` what each write wrote, after it; returns the undo."""
+        self._observers.append(observer)
+        return lambda: self._observers.remove(observer) if observer in self._observers else None
+
+    def reader(self) -> sqlite3.Connection:
+        """The store's connection, for reads on the daemon's thread (the hub's catch-up)."""
+        return self._db
+
+    def _tell(self, what: str, session_id: str, **values: Any) -> None:
+        for observer in list(self._observers):
+            try:
+                observer(what, session_id, values)
+            except Exception:
+                log.exception("the store's observer failed on %s", what)
 
     def retry(self) -> bool:
         """Try now to write what the disk refused before; True when nothing is left."""
@@ -101,6 +123,7 @@ class Store:
         if mode is not None:
             writes.append(Write(apply=lambda db: db.execute(_SET_MODE, (id, mode)), session=id))
         self._writer.write(*writes)
+        self._tell("create_session", id, cwd=row[1], provider=provider, model=model, at=created_at)
 
     def set_mode(self, session_id: str, mode: str) -> None:
         """Keep the session's permission mode across restarts."""
@@ -114,6 +137,7 @@ class Store:
             "UPDATE sessions SET provider = ?, model = ?, closed = ? WHERE id = ?",
             (provider, model, int(closed), session_id),
         )
+        self._tell("update_session", session_id, provider=provider, model=model, closed=closed)
 
     def record_step(
         self,
@@ -151,11 +175,16 @@ class Store:
             size=sum(len(r[2]) for r in rows),
             messages_from=first_index,
         )
-        return self._writer.write(*([extras] if extra_events or usage_rows else []), step)
+        done = self._writer.write(*([extras] if extra_events or usage_rows else []), step)
+        if extra_events:
+            self._tell("events", session_id, rows=extra_events)
+        if usage_rows:
+            self._tell("usage", session_id, rows=usage_rows)
+        return done
 
     def record_events(self, session_id: str, events: list[StoredEvent]) -> bool:
         rows = event_rows(session_id, events)
-        return self._writer.write(
+        done = self._writer.write(
             Write(
                 apply=lambda db: insert_events(db, rows),
                 session=session_id,
@@ -163,41 +192,60 @@ class Store:
                 droppable=True,
             )
         )
+        if rows:
+            self._tell("events", session_id, rows=rows)
+        return done
 
     def turn_started(self, session_id: str, turn: str, text: str) -> None:
+        now = time.time()
         self._execute(
             session_id,
             "INSERT OR REPLACE INTO turns (id, session_id, text, state, started_at)"
             " VALUES (?, ?, ?, 'running', ?)",
-            (turn, session_id, storable(text), time.time()),
+            (turn, session_id, storable(text), now),
         )
+        self._tell("turn_started", session_id, turn=turn, text=storable(text), at=now)
 
     def turn_finished(
         self, session_id: str, turn: str, exit_code: int, state: str = "finished"
     ) -> None:
+        now = time.time()
         self._execute(
             session_id,
             "UPDATE turns SET state = ?, exit_code = ?, finished_at = ?"
             " WHERE session_id = ? AND id = ?",
-            (state, exit_code, time.time(), session_id, turn),
+            (state, exit_code, now, session_id, turn),
         )
+        self._tell("turn_finished", session_id, turn=turn, state=state, exit_code=exit_code, at=now)
 
     def approval_requested(self, session_id: str, request: str, kind: str, path: str) -> None:
+        now = time.time()
         self._execute(
             session_id,
             "INSERT OR REPLACE INTO approvals (id, session_id, kind, path, requested_at)"
             " VALUES (?, ?, ?, ?, ?)",
-            (request, session_id, kind, storable(path), time.time()),
+            (request, session_id, kind, storable(path), now),
         )
+        self._tell("approval_requested", session_id, id=request, kind=kind, path=path, at=now)
 
     def approval_resolved(
         self, session_id: str, request: str, decision: str, reason: str, client: str
     ) -> None:
+        now = time.time()
         self._execute(
             session_id,
             "UPDATE approvals SET decision = ?, reason = ?, client = ?, resolved_at = ?"
             " WHERE session_id = ? AND id = ?",
-            (decision, storable(reason), storable(client), time.time(), session_id, request),
+            (decision, storable(reason), storable(client), now, session_id, request),
+        )
+        self._tell(
+            "approval_resolved",
+            session_id,
+            id=request,
+            decision=decision,
+            reason=storable(reason),
+            client=storable(client),
+            at=now,
         )
 
     def delete_sessions_before(self, cutoff: float) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,14 +62,19 @@ class UsageRows:
     def __init__(self, db: sqlite3.Connection, writer: StoreWriter) -> None:
         self._db = db
         self._writer = writer
+        # Told the rows each `record` wrote (the store's observers, `Store.observe`).
+        self.observer: Callable[[str, list[UsageValues]], None] | None = None
 
     def record(self, session_id: str, usage: list[UsageRow]) -> bool:
         """Add usage rows of a model call made outside a step (the turn-close notes)."""
         now = time.time()
         rows = [usage_values(session_id, row, now) for row in usage]
-        return self._writer.write(
+        done = self._writer.write(
             Write(apply=lambda db: db.executemany(INSERT_USAGE, rows), session=session_id)
         )
+        if rows and self.observer is not None:
+            self.observer(session_id, rows)
+        return done
 
     def totals_by_provider_day(self) -> list[dict[str, Any]]:
         rows = self._db.execute(

@@ -56,6 +56,7 @@ SERVED = [
     m.SESSION_CHECKPOINTS,
     m.MCP_LIST,
     m.MCP_RESTART,
+    m.HUB_SESSIONS,
 ]
 APP = "coding_harness.daemon.app"
 
