@@ -184,7 +184,7 @@ def test_release_puts_a_task_back_for_another_runner(hub_url: str) -> None:
 
 def test_listing_shows_the_newest_first_and_one_task_with_its_patch(hub_url: str) -> None:
     async def work(conn: claims.Conn) -> tuple[dict[str, Any], dict[str, Any]]:
-        first, second = await _queue(conn, 2)
+        first, _second = await _queue(conn, 2)
         held = await claims.claim(conn, runner="a", repos=None, lease_seconds=60)
         assert held is not None
         await claims.finish(conn, held, claims.Outcome(state="done", patch="PATCH"))
