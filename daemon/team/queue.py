@@ -82,6 +82,7 @@ class TaskQueue:
         self._repos = None if ANY_REPO in settings.repos else settings.repos
         self._cache = RepoCache(self._deps.state_dir / "hub", settings.repos)
         poll = max(1.0, min(10.0, self._lease / 2))
+        await self._cache.sweep()
         offs = [
             runner.listener.on(TASKS, lambda _payload: self._wake.set()),
             runner.listener.on(TASK_CANCEL, self._cancel_note),

@@ -107,6 +107,10 @@ class RepoCache:
                 return done.out.strip()
         raise TaskRepoFailed(f"{repo} has no branch, tag or commit {ref!r}")
 
+    async def sweep(self) -> None:
+        """The worktrees a daemon that died mid-task left (their caches prune them later)."""
+        await asyncio.to_thread(shutil.rmtree, self.root / "tasks", True)
+
     async def remove(self, tree: TaskTree) -> None:
         """The task's worktree goes (its branch stays in the cache)."""
         async with repo_lock(str(tree.cache)):

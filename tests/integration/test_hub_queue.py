@@ -121,7 +121,10 @@ def test_two_runners_racing_for_100_tasks_run_each_exactly_once(
             conn.close()
         rows = wait_for_states(postgres, hub_url, dict.fromkeys(ids, "done"), within=240)
         took = time.monotonic() - started
-        print(f"\n100 tasks on 2 runners of 3 slots: {took:.1f} s, {count / took:.1f} tasks/s")
+        by = {name: sum(r["runner"] == name for r in rows) for name in ("one", "two")}
+        print(
+            f"\n100 tasks on 2 runners of 3 slots: {took:.1f} s, {count / took:.1f} tasks/s, {by}"
+        )
         assert all(row["attempt"] == "1" for row in rows)
         assert len({row["session_id"] for row in rows}) == count
         # Each task ran one turn, in one session of one runner: the model saw 100 turns.
@@ -218,6 +221,21 @@ def test_a_hostile_task_runs_under_the_runners_modes_and_cancels_when_asked(
         assert patch.strip() == ""
         assert all(row["runner"] in ("box", "") for row in rows)
         assert len(model.requests) == 2  # the cancelled queued task never ran
+
+
+def test_queue_with_its_hub_away_says_so_and_exits_4(
+    team: Machines, postgres: PostgresServer, hub_url: str
+) -> None:
+    with FakeModelServer() as model:
+        desk = team.make("desk")
+        desk.configure(model.endpoint, hub_url.replace(str(postgres.socket_dir), "/tmp/no-hub"))
+        desk.start()
+        done = run_harness(
+            ["-p", "x", "--queue", "--repo", "u", "--ref", "main"], env=desk.env, cwd=desk.workspace
+        )
+        assert done.returncode == 4, done.stderr
+        assert "hub team-test" in done.stderr and "not reachable" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
 
 
 def test_queue_without_a_hub_names_the_key(team: Machines) -> None:
