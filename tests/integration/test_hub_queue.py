@@ -100,9 +100,8 @@ def test_two_runners_racing_for_100_tasks_run_each_exactly_once(
     origin = origin_repo(team.root)
     count = 100
     with FakeModelServer() as model:
-        model.add(
-            *(Reply(content="ok", prompt_tokens=1, completion_tokens=1) for _ in range(count))
-        )
+        # Spare answers: a request a provider retries must not starve another turn.
+        model.add(*(Reply(content="ok", prompt_tokens=1, completion_tokens=1) for _ in range(150)))
         machines = [team.make("one"), team.make("two")]
         for machine in machines:
             runner_config(machine, model.endpoint, hub_url, slots=3, repos=[str(origin)])
@@ -119,7 +118,7 @@ def test_two_runners_racing_for_100_tasks_run_each_exactly_once(
             ]  # fmt: skip
         finally:
             conn.close()
-        rows = wait_for_states(postgres, hub_url, dict.fromkeys(ids, "done"), within=240)
+        rows = wait_for_states(postgres, hub_url, dict.fromkeys(ids, "done"), within=90)
         took = time.monotonic() - started
         by = {name: sum(r["runner"] == name for r in rows) for name in ("one", "two")}
         print(
@@ -127,8 +126,8 @@ def test_two_runners_racing_for_100_tasks_run_each_exactly_once(
         )
         assert all(row["attempt"] == "1" for row in rows)
         assert len({row["session_id"] for row in rows}) == count
-        # Each task ran one turn, in one session of one runner: the model saw 100 turns.
-        assert len(model.requests) == count
+        # Each task ran one turn, in one session of one runner.
+        assert len(model.requests) >= count
         sessions = 0
         for machine in machines:
             client = machine.client()
@@ -138,6 +137,7 @@ def test_two_runners_racing_for_100_tasks_run_each_exactly_once(
                 client.close()
             sessions += len(mine)
             assert all(s["last_turn"]["exit_code"] == 0 for s in mine)
+            assert {s["messages"] for s in mine} == {2}  # its text and the one answer
         assert sessions == count
         assert {row["runner"] for row in rows} <= {"one", "two"}
 

@@ -26,6 +26,7 @@ _IDENTITY = {
     "PATH": "/usr/bin:/bin",
     "HOME": "/nonexistent",
 }
+FINISHED = ("done", "failed", "cancelled")
 COLUMNS = ("id", "state", "runner", "attempt", "session_id", "branch", "pushed", "error")
 
 
@@ -75,12 +76,22 @@ def wait_for_states(
 ) -> list[dict[str, str]]:
     """Wait until each task id in `wanted` is in its state; the rows then."""
 
-    def reached() -> list[dict[str, str]] | None:
-        rows = task_rows(postgres, hub_url)
-        states = {row["id"]: row["state"] for row in rows}
-        return rows if all(states.get(k) == v for k, v in wanted.items()) else None
+    rows: list[dict[str, str]] = []
 
-    return wait_for(reached, f"tasks in states {wanted}", within=within, every=0.2)
+    def reached() -> bool:
+        rows[:] = task_rows(postgres, hub_url)
+        states = {row["id"]: row["state"] for row in rows}
+        for key, state in states.items():
+            if key in wanted and state in FINISHED and state != wanted[key]:
+                raise AssertionError(f"task {key} ended {state}, not {wanted[key]}: {rows}")
+        return all(states.get(k) == v for k, v in wanted.items())
+
+    try:
+        wait_for(reached, "tasks in their states", within=within, every=0.2)
+    except AssertionError as exc:
+        late = [row for row in rows if row["state"] != wanted.get(row["id"], row["state"])]
+        raise AssertionError(f"{exc}; not there: {late[:5]}") from None
+    return rows
 
 
 def joined(machine: Machine, within: float = 30) -> None:
