@@ -23,7 +23,7 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import psycopg
 
@@ -38,12 +38,32 @@ from coding_harness.daemon.team.task_session import TaskSession
 from coding_harness.protocol import exit_codes
 
 if TYPE_CHECKING:
-    from coding_harness.daemon.team.build import RunnerDeps
+    from pathlib import Path
+
+    from coding_harness.daemon.config.loader import ConfigCache
+    from coding_harness.daemon.sessions.session import SessionTable
+    from coding_harness.daemon.store.db import Store
     from coding_harness.daemon.team.runner import HubRunner
+    from coding_harness.daemon.turns.runner import TurnRunner
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 RETRY_SECONDS = 1.0
+
+
+class QueueDeps(Protocol):
+    """What the queue needs of the daemon (`build.RunnerDeps` has it)."""
+
+    @property
+    def state_dir(self) -> Path: ...
+    @property
+    def sessions(self) -> SessionTable: ...
+    @property
+    def configs(self) -> ConfigCache: ...
+    @property
+    def turns(self) -> TurnRunner: ...
+    @property
+    def store(self) -> Callable[[], Store]: ...
 
 
 @dataclass(kw_only=True)
@@ -63,7 +83,7 @@ class Held:
 
 
 class TaskQueue:
-    def __init__(self, deps: RunnerDeps) -> None:
+    def __init__(self, deps: QueueDeps) -> None:
         self._deps = deps
         self._held: dict[int, Held] = {}
         self._wake = asyncio.Event()
