@@ -32,6 +32,7 @@ SUBCOMMANDS = (
     "wait",
     "web",
     "worktree",
+    "queue",
 )
 DAEMON_ACTIONS = ("start", "stop", "restart", "status", "logs", "install", "uninstall")
 SHELLS = ("bash", "zsh", "fish")
@@ -71,6 +72,9 @@ class OneShotOptions:
         self.version = False
         self.bg = False
         self.worktree: str | None = None  # "" for a generated name
+        self.queue = False  # put the task in the hub's queue (docs/team.md)
+        self.repo: str | None = None
+        self.ref: str | None = None
         for key, value in values.items():
             if not hasattr(self, key):
                 raise TypeError(f"unknown option {key!r}")
@@ -131,8 +135,35 @@ def parse_oneshot(argv: list[str]) -> OneShotOptions:
         raise UsageError("--yes and --mode read-only contradict each other; pass one")
     if options.worktree is not None and (problem := worktree_option.problem(vars(options))):
         raise UsageError(problem)
+    _check_queue(options)
     check_texts(options)
     return options
+
+
+# What a queued task cannot take: it runs on a runner, in a session of its own.
+_NOT_QUEUED = (
+    ("session", "--session"),
+    ("continued", "--continue"),
+    ("resume", "--resume"),
+    ("worktree", "--worktree"),
+    ("bg", "--bg"),
+    ("dry_run", "--dry-run"),
+    ("yes", "--yes"),
+    ("mode", "--mode"),
+)
+
+
+def _check_queue(options: OneShotOptions) -> None:
+    if not options.queue:
+        if options.repo is not None or options.ref is not None:
+            raise UsageError("--repo and --ref go with --queue: harness -p TASK --queue --repo URL")
+        return
+    for key, flag in _NOT_QUEUED:
+        if getattr(options, key) not in (None, False):
+            raise UsageError(
+                f"--queue and {flag} do not go together: a queued task runs on a runner of the"
+                " hub, in a new session under that runner's own settings"
+            )
 
 
 def _fast_parse(argv: list[str]) -> OneShotOptions | None:

@@ -186,6 +186,7 @@ _SUBCOMMAND_MODULES = {
     "worktree": "commands.worktree",
     "logs": "commands.logs",
     "wait": "commands.wait",
+    "queue": "commands.queue",
 }
 
 

@@ -43,6 +43,9 @@ subcommands:
                              (docs/mcp.md)
   worktree [list] | diff ID | merge ID | rm ID [--force]
                              the git worktrees of sessions run with --worktree
+  queue [list] | show ID | cancel ID [--json]
+                             the team hub's task queue (harness -p TASK
+                             --queue puts one in it; docs/team.md)
   daemon start|stop|restart  control the daemon (harness starts it anyway)
   daemon status [--json]     pid, version, uptime, code indexes; exit 4 when
                              none answers (--json: the daemon's answer)

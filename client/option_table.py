@@ -95,5 +95,14 @@ OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
             " with harness logs ID -f, attach ID or wait ID"
         ),
     ),
+    (
+        ("--queue",),
+        _switch(
+            "put the task in the team hub's queue for any runner to take, print its id and"
+            " return (docs/team.md); harness queue lists the tasks"
+        ),
+    ),
+    (("--repo",), _value("URL", "with --queue: the repository (default: this one's origin)")),
+    (("--ref",), _value("REF", "with --queue: the branch, tag or commit (default: this branch)")),
     (("-v", "--version"), _switch("print the version and exit")),
 )

@@ -40,6 +40,7 @@ SUMMARIES = {
     "worktree": "list, diff, merge or remove session worktrees",
     "logs": "a session's last turn; -f follows it",
     "wait": "wait for a session's turn; its exit code",
+    "queue": "the hub's task queue: list, show or cancel tasks",
 }
 MCP_ACTIONS = ("list", "restart")
 # Flags whose values come from the user's set-up (asked at Tab time).

@@ -45,6 +45,10 @@ CLIENT = ("harness", __version__)
 
 def run(options: OneShotOptions, prompt: str, early: socket | None = None) -> int:
     """`early`: the daemon's socket, when `cli` dialled it already."""
+    if options.queue:  # for a runner of the hub (docs/team.md)
+        from coding_harness.client.commands.queue import submit
+
+        return submit(options, prompt, early)
     conn = Connection(early, paths.socket_path()) if early is not None else running_daemon()
     # The session request goes out first; what prints loads while the daemon works.
     first_turn = {"text": prompt, "options": _turn_options(options)}

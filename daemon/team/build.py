@@ -16,6 +16,7 @@ from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.sessions.session import SessionTable
 from coding_harness.daemon.store.db import Store
 from coding_harness.daemon.team.mirror import Mirror
+from coding_harness.daemon.team.queue import TaskQueue
 from coding_harness.daemon.team.runner import HubRunner
 from coding_harness.daemon.turns.runner import TurnRunner
 
@@ -35,4 +36,5 @@ class RunnerDeps:
 def build_runner(settings: HubSettings, deps: RunnerDeps) -> HubRunner:
     runner = HubRunner(settings)
     runner.add(Mirror(deps))  # every session of this daemon, copied to the hub
+    runner.add(TaskQueue(deps))  # queued tasks this runner claims and runs
     return runner

@@ -153,6 +153,11 @@ class TurnRunner:
             if lane.current is not None or lane.waiting is not None
         )
 
+    @property
+    def closing(self) -> bool:
+        """Whether the daemon stops: queued turns no longer start (`stop_taking`)."""
+        return self._closing
+
     def stop_taking(self) -> None:
         """From now on queued turns are not started; each finishes with exit code 130."""
         self._closing = True
