@@ -65,6 +65,11 @@ _LIVE = (
 )
 # A session's title is its first task: known here before the live state says it.
 _FIRST_TITLE = "UPDATE sessions SET title = %s WHERE id = %s AND title = ''"
+# A queued task's session may reach the hub after the runner noted it on the task.
+_TASK_OF = (
+    "UPDATE sessions SET task = tasks.id FROM tasks"
+    " WHERE tasks.session_id = sessions.id AND sessions.id = %s AND sessions.task IS NULL"
+)
 _UPDATE_SESSION = "UPDATE sessions SET provider = %s, model = %s, closed = %s WHERE id = %s"
 _TURN = (
     "INSERT INTO turns (id, session_id, text, state, exit_code, started_at, finished_at)"
@@ -165,6 +170,7 @@ async def _write_one(cur: psycopg.AsyncCursor[tuple[Any, ...]], op: Op, who: Who
                 bool(v.get("closed", False)),
             ),
         )
+        await cur.execute(_TASK_OF, (sid,))
     elif op.what == "live":
         await cur.execute(
             _LIVE,
