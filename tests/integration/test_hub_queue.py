@@ -94,8 +94,10 @@ def test_a_queued_task_leaves_a_branch_and_a_patch_on_a_runner_of_its_repo(
         assert sessions[session]["last_turn"]["exit_code"] == 0
         # Its row in the hub names the task, whichever of the two reached the hub first.
         wait_for(
-            lambda: postgres.psql(f"SELECT task FROM sessions WHERE id = '{session}'", hub_url)
-            .strip() == task,
+            lambda: (
+                postgres.psql(f"SELECT task FROM sessions WHERE id = '{session}'", hub_url).strip()
+                == task
+            ),
             "the task's session row naming the task",
             within=20,
         )
