@@ -11,10 +11,12 @@ handler takes the `MethodParts` first.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.agent.history import check_messages
+from coding_harness.daemon.methods import remote_attach, remote_sessions
 from coding_harness.daemon.methods.first_run import first_run_note, refresh
 from coding_harness.daemon.methods.lookup import profile_of, session_of
 from coding_harness.daemon.methods.params import (
@@ -42,6 +44,7 @@ from coding_harness.daemon.sessions.replay import replay
 from coding_harness.daemon.sessions.session import Session, new_session_id
 from coding_harness.daemon.tools.edit.seen import forget_session
 from coding_harness.daemon.turns.assemble import session_mode
+from coding_harness.daemon.turns.runner import TurnRunner
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
@@ -191,8 +194,11 @@ async def session_attach(
         for owner, event in pending:
             conn.send_encoded(owner.framed(event))
         return {"session": ALL_SESSIONS, "sessions": len(parts.sessions)}
-    target = session_of(parts, session)
     since = _since(since_seq)
+    try:
+        target = session_of(parts, session)
+    except errors.SessionNotFound:  # another runner's: followed through the hub
+        return await remote_attach.attach(parts, conn, session, since)
     if since is None:
         approvals = target.attach(conn)
         for event in approvals:
@@ -203,7 +209,11 @@ async def session_attach(
 
 
 async def session_detach(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
-    session_of(parts, session).detach(conn)
+    try:
+        target = session_of(parts, session)
+    except errors.SessionNotFound:
+        return remote_attach.detach(parts, conn, session)
+    target.detach(conn)
     return {"detached": True}
 
 
@@ -217,27 +227,46 @@ async def session_submit(
 ) -> dict[str, Any]:
     refuse_tool_children(conn)
     refuse_when_stopping(parts.stopping)
-    target = session_of(parts, session)
-    refuse_gone_worktree(target.id, target.cwd)
+    try:
+        target = session_of(parts, session)
+    except errors.SessionNotFound:  # another runner's, through the hub; else not found
+        return await remote_sessions.submit(parts, session, _prompt(text), options_map(options))
     opts = options_map(options)
     target.key_env.update(env_map(env))
-    submitted = parts.turns.submit(
-        target,
-        _prompt(text),
-        auto_approve=bool(opts.get("yes")),
-        dry_run=bool(opts.get("dry_run")),
-        options=opts,
-        release=conn.on_answer,
-    )
-    target.activity.submit(str(submitted["turn"]), background=bool(opts.get("background")))
+    submitted = start_turn(parts.turns, target, _prompt(text), opts, release=conn.on_answer)
     if not submitted["queued"]:  # refreshed while the turn starts, current for its map
         _warm_index(parts, target.cwd)
     return submitted
 
 
+def start_turn(
+    turns: TurnRunner,
+    target: Session,
+    prompt: str,
+    opts: dict[str, Any],
+    release: Callable[[Callable[[], None]], None] | None = None,
+) -> dict[str, Any]:
+    """Queue a turn on the session: `session.submit`'s work, and the hub inbox's."""
+    refuse_gone_worktree(target.id, target.cwd)
+    submitted = turns.submit(
+        target,
+        prompt,
+        auto_approve=bool(opts.get("yes")),
+        dry_run=bool(opts.get("dry_run")),
+        options=opts,
+        release=release,
+    )
+    target.activity.submit(str(submitted["turn"]), background=bool(opts.get("background")))
+    return submitted
+
+
 async def session_cancel(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
     refuse_tool_children(conn)  # a recipe must not be able to stop the user's turn
-    return {"cancelled": parts.turns.cancel(session_of(parts, session))}
+    try:
+        target = session_of(parts, session)
+    except errors.SessionNotFound:
+        return await remote_sessions.cancel(parts, session)
+    return {"cancelled": parts.turns.cancel(target)}
 
 
 async def session_history(

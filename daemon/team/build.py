@@ -15,6 +15,7 @@ from coding_harness.daemon.config.hub_settings import HubSettings
 from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.sessions.session import SessionTable
 from coding_harness.daemon.store.db import Store
+from coding_harness.daemon.team.inbox import Inbox
 from coding_harness.daemon.team.runner import HubRunner
 from coding_harness.daemon.turns.runner import TurnRunner
 
@@ -33,4 +34,5 @@ class RunnerDeps:
 
 def build_runner(settings: HubSettings, deps: RunnerDeps) -> HubRunner:
     runner = HubRunner(settings)
+    runner.add(Inbox(deps))  # what people on other machines send this daemon's sessions
     return runner
