@@ -6,6 +6,7 @@ into the hub, `EventCopier` (tests/support/hub_rows.py) does, as it would.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +20,7 @@ from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
 from tests.support.hub_machines import Machine, Machines
 from tests.support.hub_rows import EventCopier, put_session
 from tests.support.processes import events_until_finished, wait_for_event
+from tests.support.tmux_terminal import Terminal
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -205,3 +207,38 @@ def test_other_methods_on_a_remote_session_name_its_runner(
             conn.request("session.submit", {"session": sid, "text": "x", "options": {"yes": True}})
     assert caught.value.message == f"session {sid} runs on runner a (person a-person); run that there"
     assert "auto-approve does not reach" in widened.value.message
+
+
+def at_rest(screen: str) -> bool:
+    """The REPL waits at its prompt, nothing streaming under it."""
+    return screen.rstrip().splitlines()[-1].strip() == ">"
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_the_repl_on_b_attaches_to_a_session_of_a_and_runs_a_line_there(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    model.add(
+        Reply(content="an answer given on A"),
+        Reply(content="a line typed on B, answered on A"),
+        Reply(content="another task from A itself"),
+    )
+    a = start(team, model, hub_url, "a")
+    b = start(team, model, hub_url, "b")
+    sid = a_session(a, hub_url)["session"]
+    with EventCopier(a.socket, hub_url, sid) as copier:
+        copied(copier, len(run_on(a, sid, "a first task")))
+        term = Terminal(b, b.workspace, "b", "attach", sid.rsplit("-", 1)[-1])  # type: ignore[arg-type]
+        try:
+            term.wait_for(f"attached to session {sid}")
+            term.wait_for("an answer given on A")  # the replay
+            term.type("fix it from B")
+            term.wait_for("a line typed on B, answered on A")
+            run_on(a, sid, "a task on A")
+            term.wait_for("another task from A itself")  # the live stream
+            term.wait_until(lambda: at_rest(term.text()), "the prompt, the turn over")
+            term.keys("C-d")
+            assert term.exit_status() == 0
+        finally:
+            term.close()
+    assert "fix it from B" in str(model.requests[1]["messages"])
