@@ -220,10 +220,12 @@ def test_the_repl_on_b_attaches_to_a_session_of_a_and_runs_a_line_there(
 ) -> None:
     model.add(
         Reply(content="an answer given on A"),
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
         Reply(content="a line typed on B, answered on A"),
         Reply(content="another task from A itself"),
     )
-    a = start(team, model, hub_url, "a")
+    a = start(team, model, hub_url, "a", approvers=["b-person"])
+    (a.workspace / "calc.py").write_text(BUGGY)
     b = start(team, model, hub_url, "b")
     sid = a_session(a, hub_url)["session"]
     with EventCopier(a.socket, hub_url, sid) as copier:
@@ -233,7 +235,10 @@ def test_the_repl_on_b_attaches_to_a_session_of_a_and_runs_a_line_there(
             term.wait_for(f"attached to session {sid}")
             term.wait_for("an answer given on A")  # the replay
             term.type("fix it from B")
+            term.wait_for("Apply this change?")  # A's question, asked on B
+            term.type("y")
             term.wait_for("a line typed on B, answered on A")
+            assert (a.workspace / "calc.py").read_text() == FIXED
             run_on(a, sid, "a task on A")
             term.wait_for("another task from A itself")  # the live stream
             term.wait_until(lambda: at_rest(term.text()), "the prompt, the turn over")
