@@ -205,7 +205,9 @@ def test_other_methods_on_a_remote_session_name_its_runner(
             conn.request("session.history", {"session": sid})
         with pytest.raises(errors.InvalidParams) as widened:
             conn.request("session.submit", {"session": sid, "text": "x", "options": {"yes": True}})
-    assert caught.value.message == f"session {sid} runs on runner a (person a-person); run that there"
+    assert (
+        caught.value.message == f"session {sid} runs on runner a (person a-person); run that there"
+    )
     assert "auto-approve does not reach" in widened.value.message
 
 
