@@ -22,7 +22,8 @@ async def _write(runner: HubRunner, seqs: range, notify: bool = True) -> None:
     async with runner.connection() as db:
         for seq in seqs:
             await db.execute(
-                "INSERT INTO events (session_id, seq, kind, data, at) VALUES (%s, %s, 'notice', %s, 0)",
+                "INSERT INTO events (session_id, seq, kind, data, at)"
+                " VALUES (%s, %s, 'notice', %s, 0)",
                 (SID, seq, json.dumps({"message": f"m{seq}"})),
             )
         if notify:
@@ -77,14 +78,11 @@ def test_a_reader_follows_the_rows_and_stops_with_its_client(hub_url: str) -> No
             assert followers.followed_by(conn) == [SID]
             assert followers.stop(conn, SID)
             assert followers.followed_by(conn) == []
-            followers.follow(conn, SID, 7)
+            reader = followers.follow(conn, SID, 7)
             conn.close()  # the client went away: its reader ends
-
-            async def emptied() -> None:
-                while len(followers):
-                    await asyncio.sleep(0.01)
-
-            await asyncio.wait_for(emptied(), 10)
+            assert reader.task is not None
+            await asyncio.wait_for(reader.task, 10)
+            assert len(followers) == 0
         finally:
             await runner.stop()
             for sock in closing:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+
 import pytest
 
 from coding_harness.daemon.config.hub_settings import HubSettings, RunnerSettings
