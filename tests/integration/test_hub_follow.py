@@ -249,3 +249,19 @@ def test_the_repl_on_b_attaches_to_a_session_of_a_and_runs_a_line_there(
         finally:
             term.close()
     assert "fix it from B" in str(model.requests[1]["messages"])
+
+
+def test_a_turn_on_a_is_cancelled_from_b(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    model.add(Reply(content="too late", delay=30))
+    a = start(team, model, hub_url, "a")
+    b = start(team, model, hub_url, "b")
+    sid = a_session(a, hub_url)["session"]
+    with a.client("a-watch") as on_a, b.client() as on_b:
+        on_a.request("session.attach", {"session": sid})
+        on_a.request("session.submit", {"session": sid, "text": "take your time"})
+        wait_for_event(on_a, "turn.started")
+        assert on_b.request("session.cancel", {"session": sid}) == {"cancelled": True}
+        finished = wait_for_event(on_a, "turn.finished")
+    assert finished["data"]["exit_code"] != 0
