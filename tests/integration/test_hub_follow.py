@@ -265,3 +265,35 @@ def test_a_turn_on_a_is_cancelled_from_b(
         assert on_b.request("session.cancel", {"session": sid}) == {"cancelled": True}
         finished = wait_for_event(on_a, "turn.finished")
     assert finished["data"]["exit_code"] != 0
+
+
+def test_with_the_hubs_own_mirror_b_follows_and_answers_a(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    """End to end: A's own mirror writes its rows (no stand-in); B follows, submits, answers."""
+    pytest.importorskip("coding_harness.daemon.team.mirror")
+    model.add(Reply(content="first answer"))
+    a = start(team, model, hub_url, "a", approvers=["b-person"])
+    b = start(team, model, hub_url, "b")
+    with a.client("maker") as conn:
+        sid = conn.request("session.create", {"cwd": str(a.workspace)})["session"]
+    first = run_on(a, sid, "first task")
+    with b.client("harness-repl") as on_b:
+
+        def attached() -> dict[str, Any] | None:
+            try:
+                answer = on_b.request("session.attach", {"session": sid, "since_seq": 0})
+            except errors.SessionNotFound:
+                return None
+            return answer if answer["last_seq"] >= first[-1]["seq"] else None
+
+        waiting.wait_for(attached, "A's session and its first turn in the hub", within=20)
+        _ask_for_an_edit(model, a)
+        on_b.request("session.submit", {"session": sid, "text": "fix calc.py"})
+        asked = wait_for_event(on_b, "approval.requested")["data"]["request"]
+        on_b.request("approval.respond", {"session": sid, "request": asked, "decision": "yes"})
+        resolved = wait_for_event(on_b, "approval.resolved")
+        finished = wait_for_event(on_b, "turn.finished")
+    assert resolved["data"]["answered_by"] == "b-person"
+    assert finished["data"]["exit_code"] == 0
+    assert (a.workspace / "calc.py").read_text() == FIXED
