@@ -123,6 +123,4 @@ def detach(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]
         if len(stopped) == 1 or wanted in stopped:
             followers.stop(conn, wanted if wanted in stopped else stopped[0])
             return {"detached": True}
-    raise errors.SessionNotFound(
-        f"no session {wanted!r} followed here; `harness sessions` lists them"
-    )
+    raise errors.SessionNotFound(f"no session {wanted!r}; `harness sessions` lists them")

@@ -4,14 +4,15 @@ reset and close (`session.configure` is `configure_methods.py`'s).
 `session.create` takes the permission mode in `options.mode` (else the config's
 `agent.mode`); `session.list` rows and `session.attach` answers carry the mode in
 force in `options.mode`. `session.attach` with `since_seq` replays in pages
-(`replay.py`); `session.history` answers in pages (`history_pages.py`). Each
+(`replay.py`); `session.history` answers in pages (`history_pages.py`). A
+session another runner of the hub holds is attached to, submitted to and
+cancelled through the hub (`remote_attach.py`, `remote_sessions.py`). Each
 handler takes the `MethodParts` first.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,10 @@ from coding_harness.daemon.methods.params import (
 )
 from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.methods.session_admin import title_of
+from coding_harness.daemon.methods.turn_start import start_turn
 from coding_harness.daemon.methods.worktree_methods import (
     created_worktree,
     new_worktree,
-    refuse_gone_worktree,
     session_worktree,
 )
 from coding_harness.daemon.server.connection import Connection
@@ -44,7 +45,6 @@ from coding_harness.daemon.sessions.replay import replay
 from coding_harness.daemon.sessions.session import Session, new_session_id
 from coding_harness.daemon.tools.edit.seen import forget_session
 from coding_harness.daemon.turns.assemble import session_mode
-from coding_harness.daemon.turns.runner import TurnRunner
 from coding_harness.protocol import errors
 from coding_harness.protocol import methods as m
 from coding_harness.protocol.methods import EventKind
@@ -236,27 +236,6 @@ async def session_submit(
     submitted = start_turn(parts.turns, target, _prompt(text), opts, release=conn.on_answer)
     if not submitted["queued"]:  # refreshed while the turn starts, current for its map
         _warm_index(parts, target.cwd)
-    return submitted
-
-
-def start_turn(
-    turns: TurnRunner,
-    target: Session,
-    prompt: str,
-    opts: dict[str, Any],
-    release: Callable[[Callable[[], None]], None] | None = None,
-) -> dict[str, Any]:
-    """Queue a turn on the session: `session.submit`'s work, and the hub inbox's."""
-    refuse_gone_worktree(target.id, target.cwd)
-    submitted = turns.submit(
-        target,
-        prompt,
-        auto_approve=bool(opts.get("yes")),
-        dry_run=bool(opts.get("dry_run")),
-        options=opts,
-        release=release,
-    )
-    target.activity.submit(str(submitted["turn"]), background=bool(opts.get("background")))
     return submitted
 
 

@@ -67,6 +67,10 @@ class Reader:
                 log.debug("hub: following %s: %s", self.session_id, exc)
                 await self._wait(RETRY_SECONDS)
                 continue
+            except Exception:  # a bad row or query: said, and tried again, never silent
+                log.exception("hub: reading the events of %s failed", self.session_id)
+                await self._wait(SLOW_SECONDS)
+                continue
             for event in page:
                 if event.seq > self.cursor:
                     send_event(self.conn, self.session_id, event)

@@ -22,15 +22,12 @@ import asyncio
 import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coding_harness.daemon.team.connect import HubUnreachable
-from coding_harness.daemon.team.inbox_apply import Sent, apply
+from coding_harness.daemon.team.inbox_apply import InboxDeps, Sent, apply
 from coding_harness.daemon.team.listener import INBOX, INBOX_DONE
 from coding_harness.daemon.team.runner import HubRunner
-
-if TYPE_CHECKING:
-    from coding_harness.daemon.team.build import RunnerDeps
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +46,7 @@ _CLAIM = (
 class Inbox:
     """A `RunnerPart`: applies the rows sent to this runner, each once."""
 
-    def __init__(self, deps: RunnerDeps) -> None:
+    def __init__(self, deps: InboxDeps) -> None:
         self.deps = deps
         self._unwritten: dict[int, dict[str, Any]] = {}
 
@@ -69,6 +66,8 @@ class Inbox:
                     await self.drain(runner)
                 except HubUnreachable as exc:
                     log.debug("hub: the inbox waits for the hub: %s", exc)
+                except Exception:  # the part goes on: the next look tries again
+                    log.exception("hub: reading the inbox failed")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), SLOW_SECONDS)
         finally:

@@ -16,19 +16,27 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from coding_harness.daemon.sessions.session import Session
+from coding_harness.daemon.sessions.session import Session, SessionTable
 from coding_harness.daemon.team.runner import HubRunner
+from coding_harness.daemon.turns.runner import TurnRunner
 from coding_harness.protocol import errors
-
-if TYPE_CHECKING:
-    from coding_harness.daemon.team.build import RunnerDeps
 
 log = logging.getLogger(__name__)
 
 SUBMIT, APPROVAL, CANCEL = "submit", "approval", "cancel"
 KINDS = (SUBMIT, APPROVAL, CANCEL)
+
+
+class InboxDeps(Protocol):
+    """What applying a row reaches of the daemon (`build.RunnerDeps` is one)."""
+
+    @property
+    def sessions(self) -> SessionTable: ...
+
+    @property
+    def turns(self) -> TurnRunner: ...
 
 
 @dataclass(kw_only=True, slots=True, frozen=True)
@@ -43,7 +51,7 @@ class Sent:
     host: str
 
 
-def apply(deps: RunnerDeps, runner: HubRunner, sent: Sent) -> dict[str, Any]:
+def apply(deps: InboxDeps, runner: HubRunner, sent: Sent) -> dict[str, Any]:
     """The row applied; its outcome, never an exception."""
     try:
         session = deps.sessions.get(sent.session_id)
@@ -67,8 +75,8 @@ def apply(deps: RunnerDeps, runner: HubRunner, sent: Sent) -> dict[str, Any]:
         return {"error": {"code": errors.InternalError.code, "message": f"internal error; {where}"}}
 
 
-def _submit(deps: RunnerDeps, session: Session, sent: Sent) -> dict[str, Any]:
-    from coding_harness.daemon.methods.session_methods import start_turn
+def _submit(deps: InboxDeps, session: Session, sent: Sent) -> dict[str, Any]:
+    from coding_harness.daemon.methods.turn_start import start_turn
 
     text = sent.body.get("text")
     if not isinstance(text, str) or not text.strip():
