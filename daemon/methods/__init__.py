@@ -26,6 +26,7 @@ from coding_harness.daemon.methods import (
     model_methods,
     provider_methods,
     queue_methods,
+    remote_sessions,
     session_admin,
     session_methods,
     undo_methods,
@@ -67,5 +68,6 @@ def build_methods(parts: MethodParts) -> MethodTable:
     table = MethodTable()
     for handlers in AREAS:
         for name, handler in handlers.items():
-            table.register(name, detached=name in DETACHED)(partial(handler, parts))
+            bound = remote_sessions.remote_aware(parts, partial(handler, parts))
+            table.register(name, detached=name in DETACHED)(bound)
     return table

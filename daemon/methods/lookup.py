@@ -27,7 +27,7 @@ def session_of(parts: MethodParts, session_id: Any) -> Session:
     session = parts.sessions.get(wanted)
     if session is not None:
         return session
-    fits = [s for s in parts.sessions.all() if _named(s.id, wanted)]
+    fits = [s for s in parts.sessions.all() if fits_id(s.id, wanted)]
     if len(fits) == 1:
         return fits[0]
     if fits:
@@ -38,7 +38,7 @@ def session_of(parts: MethodParts, session_id: Any) -> Session:
     raise errors.SessionNotFound(f"no session {wanted!r}; `harness sessions` lists them")
 
 
-def _named(full: str, wanted: str) -> bool:
+def fits_id(full: str, wanted: str) -> bool:
     """Whether `wanted` names the session `full`: a prefix of its id or of its short id."""
     return full.startswith(wanted) or short_id(full).startswith(wanted)
 

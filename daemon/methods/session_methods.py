@@ -4,7 +4,9 @@ reset and close (`session.configure` is `configure_methods.py`'s).
 `session.create` takes the permission mode in `options.mode` (else the config's
 `agent.mode`); `session.list` rows and `session.attach` answers carry the mode in
 force in `options.mode`. `session.attach` with `since_seq` replays in pages
-(`replay.py`); `session.history` answers in pages (`history_pages.py`). Each
+(`replay.py`); `session.history` answers in pages (`history_pages.py`). A
+session another runner of the hub holds is attached to, submitted to and
+cancelled through the hub (`remote_attach.py`, `remote_sessions.py`). Each
 handler takes the `MethodParts` first.
 """
 
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from coding_harness.daemon.agent.history import check_messages
+from coding_harness.daemon.methods import remote_attach, remote_sessions
 from coding_harness.daemon.methods.first_run import first_run_note, refresh
 from coding_harness.daemon.methods.lookup import profile_of, session_of
 from coding_harness.daemon.methods.params import (
@@ -28,10 +31,10 @@ from coding_harness.daemon.methods.params import (
 )
 from coding_harness.daemon.methods.parts import MethodParts
 from coding_harness.daemon.methods.session_admin import title_of
+from coding_harness.daemon.methods.turn_start import start_turn
 from coding_harness.daemon.methods.worktree_methods import (
     created_worktree,
     new_worktree,
-    refuse_gone_worktree,
     session_worktree,
 )
 from coding_harness.daemon.server.connection import Connection
@@ -191,8 +194,11 @@ async def session_attach(
         for owner, event in pending:
             conn.send_encoded(owner.framed(event))
         return {"session": ALL_SESSIONS, "sessions": len(parts.sessions)}
-    target = session_of(parts, session)
     since = _since(since_seq)
+    try:
+        target = session_of(parts, session)
+    except errors.SessionNotFound:  # another runner's: followed through the hub
+        return await remote_attach.attach(parts, conn, session, since)
     if since is None:
         approvals = target.attach(conn)
         for event in approvals:
@@ -203,7 +209,11 @@ async def session_attach(
 
 
 async def session_detach(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
-    session_of(parts, session).detach(conn)
+    try:
+        target = session_of(parts, session)
+    except errors.SessionNotFound:
+        return remote_attach.detach(parts, conn, session)
+    target.detach(conn)
     return {"detached": True}
 
 
@@ -217,19 +227,13 @@ async def session_submit(
 ) -> dict[str, Any]:
     refuse_tool_children(conn)
     refuse_when_stopping(parts.stopping)
-    target = session_of(parts, session)
-    refuse_gone_worktree(target.id, target.cwd)
+    try:
+        target = session_of(parts, session)
+    except errors.SessionNotFound:  # another runner's, through the hub; else not found
+        return await remote_sessions.submit(parts, session, _prompt(text), options_map(options))
     opts = options_map(options)
     target.key_env.update(env_map(env))
-    submitted = parts.turns.submit(
-        target,
-        _prompt(text),
-        auto_approve=bool(opts.get("yes")),
-        dry_run=bool(opts.get("dry_run")),
-        options=opts,
-        release=conn.on_answer,
-    )
-    target.activity.submit(str(submitted["turn"]), background=bool(opts.get("background")))
+    submitted = start_turn(parts.turns, target, _prompt(text), opts, release=conn.on_answer)
     if not submitted["queued"]:  # refreshed while the turn starts, current for its map
         _warm_index(parts, target.cwd)
     return submitted
@@ -237,7 +241,11 @@ async def session_submit(
 
 async def session_cancel(parts: MethodParts, conn: Connection, session: Any) -> dict[str, Any]:
     refuse_tool_children(conn)  # a recipe must not be able to stop the user's turn
-    return {"cancelled": parts.turns.cancel(session_of(parts, session))}
+    try:
+        target = session_of(parts, session)
+    except errors.SessionNotFound:
+        return await remote_sessions.cancel(parts, session)
+    return {"cancelled": parts.turns.cancel(target)}
 
 
 async def session_history(

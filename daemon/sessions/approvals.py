@@ -4,7 +4,8 @@
 valid `approval.respond` resolves it ("always": yes, and the request's `allow`
 entry joins the session's allow-list, `/allow-cmd`'s) and every client sees
 `approval.resolved` with the decision and who gave it (`client`, the
-connection's label, and `by`, its id, program name and pid). A late or unknown
+connection's label, `by`, its id, program name and pid, and `answered_by`,
+the person: the hub's name for them, else `user@host`). A late or unknown
 answer gets a clear error. With nobody to answer, the request simply waits.
 
 A request still unanswered after `notify.after_seconds` is sent once through
@@ -156,9 +157,12 @@ class PendingApprovals:
         reason: str,
         client: str,
         by: JSONObject | None = None,
+        *,
+        answered_by: str | None = None,
     ) -> ApprovalDecision:
         """`client` names who answered for logs and old clients; `by` says it as fields
-        (`{"id", "name", "pid"}` of the connection), for a client to word it."""
+        (`{"id", "name", "pid"}` of the connection), for a client to word it;
+        `answered_by` the person who answered (the hub person, or `user@host`)."""
         if decision not in DECISIONS:
             raise errors.InvalidParams(f"decision must be one of {', '.join(DECISIONS)}")
         pending = self._pending.get(request_id)
@@ -198,6 +202,8 @@ class PendingApprovals:
         }
         if by is not None:
             resolved["by"] = by
+        if answered_by is not None:
+            resolved["answered_by"] = answered_by
         self._session.emit(EventKind.APPROVAL_RESOLVED, resolved)
         return answer
 

@@ -15,6 +15,7 @@ from coding_harness.daemon.config.hub_settings import HubSettings
 from coding_harness.daemon.config.loader import ConfigCache
 from coding_harness.daemon.sessions.session import SessionTable
 from coding_harness.daemon.store.db import Store
+from coding_harness.daemon.team.inbox import Inbox
 from coding_harness.daemon.team.mirror import Mirror
 from coding_harness.daemon.team.queue import TaskQueue
 from coding_harness.daemon.team.runner import HubRunner
@@ -36,5 +37,6 @@ class RunnerDeps:
 def build_runner(settings: HubSettings, deps: RunnerDeps) -> HubRunner:
     runner = HubRunner(settings)
     runner.add(Mirror(deps))  # every session of this daemon, copied to the hub
+    runner.add(Inbox(deps))  # what people on other machines send this daemon's sessions
     runner.add(TaskQueue(deps))  # queued tasks this runner claims and runs
     return runner

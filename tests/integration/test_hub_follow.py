@@ -1,0 +1,299 @@
+"""Following a session of machine A from machine B through the hub (issue 30).
+
+Real daemons on a real PostgreSQL. Until the hub's mirror writes A's events
+into the hub, `EventCopier` (tests/support/hub_rows.py) does, as it would.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from coding_harness.protocol import errors
+from tests.support import waiting
+from tests.support.fake_model_server import FakeModelServer, Reply, tool_call
+from tests.support.hub_machines import Machine, Machines
+from tests.support.hub_rows import EventCopier, put_session
+from tests.support.processes import events_until_finished, wait_for_event
+from tests.support.tmux_terminal import Terminal
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModelServer]:
+    with FakeModelServer() as server:
+        yield server
+
+
+def joined(machine: Machine) -> None:
+    def ready() -> bool:
+        with machine.client("status") as conn:
+            return bool(conn.request("daemon.status", {})["hub"]["joined"])
+
+    waiting.wait_for(ready, f"{machine.name} to join the hub", within=20)
+
+
+def start(team: Machines, model: FakeModelServer, hub_url: str, name: str, **hub: Any) -> Machine:
+    machine = team.make(name)
+    machine.configure(model.endpoint, hub_url, **hub)
+    machine.start()
+    joined(machine)
+    return machine
+
+
+def a_session(machine: Machine, hub_url: str) -> dict[str, Any]:
+    with machine.client("maker") as conn:
+        made: dict[str, Any] = conn.request("session.create", {"cwd": str(machine.workspace)})
+    put_session(hub_url, made, runner=machine.name, person=machine.person)
+    return made
+
+
+def run_on(machine: Machine, session: str, task: str) -> list[dict[str, Any]]:
+    with machine.client("runner") as conn:
+        conn.request("session.attach", {"session": session})
+        conn.request("session.submit", {"session": session, "text": task})
+        return events_until_finished(conn)
+
+
+def copied(copier: EventCopier, count: int) -> None:
+    waiting.wait_for(lambda: copier.copied >= count, f"{count} events in the hub")
+
+
+def buffered_events(conn: Any, session: str) -> list[dict[str, Any]]:
+    found = []
+    while conn.has_buffered():
+        note = conn.next_notification(timeout=0)
+        if note and note.get("method") == "event" and note["params"]["session"] == session:
+            found.append(note["params"])
+    return found
+
+
+def test_b_replays_and_follows_a_session_of_a_live_and_its_task_runs_on_a(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    model.add(Reply(content="first answer"), Reply(content="second answer from A"))
+    a = start(team, model, hub_url, "a")
+    b = start(team, model, hub_url, "b")
+    made = a_session(a, hub_url)
+    sid = made["session"]
+    with EventCopier(a.socket, hub_url, sid) as copier:
+        first = run_on(a, sid, "first task")
+        copied(copier, len(first))
+        with b.client("harness-repl") as conn:
+            short = sid.rsplit("-", 1)[-1]
+            answer = conn.request("session.attach", {"session": short, "since_seq": 0})
+            assert answer["session"] == sid and answer["runner"] == "a"
+            assert answer["person"] == "a-person" and answer["remote"] is True
+            replayed = buffered_events(conn, sid)
+            assert [e["seq"] for e in replayed] == [e["seq"] for e in first]
+            assert answer["replayed"] == len(first) and answer["missed"] == 0
+            assert answer["last_seq"] == first[-1]["seq"]
+
+            submitted = conn.request("session.submit", {"session": short, "text": "second task"})
+            assert str(submitted["turn"]).startswith("t-")
+            live = events_until_finished(conn)
+    assert "second task" in str(model.requests[-1]["messages"])
+    assert live[-1]["data"]["reply"] == "second answer from A"
+    seqs = [e["seq"] for e in live]
+    assert seqs == list(range(first[-1]["seq"] + 1, first[-1]["seq"] + 1 + len(seqs)))
+
+
+def _ask_for_an_edit(model: FakeModelServer, machine: Machine) -> None:
+    (machine.workspace / "calc.py").write_text(BUGGY)
+    model.add(
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
+        Reply(content="Fixed it."),
+    )
+
+
+def test_people_answer_approvals_only_an_approver_of_the_runner_is_heard(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    a = start(team, model, hub_url, "a", approvers=["c-person"])
+    b = start(team, model, hub_url, "b")
+    c = start(team, model, hub_url, "c")
+    sid = a_session(a, hub_url)["session"]
+    _ask_for_an_edit(model, a)
+    with EventCopier(a.socket, hub_url, sid), a.client("a-watch") as on_a:
+        on_a.request("session.attach", {"session": sid})
+        on_a.request("session.submit", {"session": sid, "text": "fix calc.py"})
+        asked = wait_for_event(on_a, "approval.requested")["data"]["request"]
+        with b.client("harness-repl") as stranger:
+            attached = stranger.request("session.attach", {"session": sid})
+            assert attached["waiting_for"]["request"] == asked
+            assert buffered_events(stranger, sid)[0]["data"]["request"] == asked
+            answer = {"session": sid, "request": asked, "decision": "yes"}
+            with pytest.raises(errors.PeerRefused) as refused:
+                stranger.request("approval.respond", answer)
+        assert str(refused.value.message) == (
+            "b-person may not answer a's approvals: add them to hub.approvers in a's global file"
+        )
+        with a.client("lister") as lister:
+            listed = lister.request("session.list", {})["sessions"][0]
+        assert listed["waiting_for"]["request"] == asked  # still waits
+        with c.client("harness-repl") as approver:
+            approver.request("session.attach", {"session": sid})
+            result = approver.request("approval.respond", answer)
+            assert result["decision"] == "yes"
+            resolved = wait_for_event(approver, "approval.resolved")
+        assert resolved["data"]["answered_by"] == "c-person"
+        finished = wait_for_event(on_a, "turn.finished")
+    assert finished["data"]["exit_code"] == 0
+    assert (a.workspace / "calc.py").read_text() == FIXED
+
+
+def test_a_local_answer_records_the_runners_person(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    a = start(team, model, hub_url, "a")
+    sid = a_session(a, hub_url)["session"]
+    _ask_for_an_edit(model, a)
+    with a.client("harness-repl") as conn:
+        conn.request("session.attach", {"session": sid})
+        conn.request("session.submit", {"session": sid, "text": "fix calc.py"})
+        asked = wait_for_event(conn, "approval.requested")["data"]["request"]
+        conn.request("approval.respond", {"session": sid, "request": asked, "decision": "yes"})
+        resolved = wait_for_event(conn, "approval.resolved")
+    assert resolved["data"]["answered_by"] == "a-person"
+
+
+def test_nothing_is_lost_when_notifications_are_missed(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    model.add(Reply(content="one"), Reply(content="two"))
+    a = start(team, model, hub_url, "a")
+    b = start(team, model, hub_url, "b")
+    sid = a_session(a, hub_url)["session"]
+    with EventCopier(a.socket, hub_url, sid) as copier, b.client("follower") as conn:
+        conn.request("session.attach", {"session": sid})
+        copier.quiet = True  # rows written, no notification at all
+        first = run_on(a, sid, "task one")
+        # B's listener loses its connection while more rows are written.
+        with psycopg.connect(hub_url, autocommit=True) as db:
+            db.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE application_name = 'harnessd b'"
+            )
+        copier.quiet = False
+        second = run_on(a, sid, "task two")
+        copied(copier, len(first) + len(second))
+        heard: list[dict[str, Any]] = []
+        deadline = time.monotonic() + 20
+        while len(heard) < len(first) + len(second) and time.monotonic() < deadline:
+            note = conn.next_notification(timeout=deadline - time.monotonic())
+            if note and note.get("method") == "event":
+                heard.append(note["params"])
+        assert conn.next_notification(timeout=0.5) is None  # none twice
+    assert [e["seq"] for e in heard] == [e["seq"] for e in first + second]
+
+
+def test_other_methods_on_a_remote_session_name_its_runner(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    a = start(team, model, hub_url, "a")
+    b = start(team, model, hub_url, "b")
+    sid = a_session(a, hub_url)["session"]
+    with b.client() as conn:
+        with pytest.raises(errors.SessionNotFound) as caught:
+            conn.request("session.history", {"session": sid})
+        with pytest.raises(errors.InvalidParams) as widened:
+            conn.request("session.submit", {"session": sid, "text": "x", "options": {"yes": True}})
+    assert (
+        caught.value.message == f"session {sid} runs on runner a (person a-person); run that there"
+    )
+    assert "auto-approve does not reach" in widened.value.message
+
+
+def at_rest(screen: str) -> bool:
+    """The REPL waits at its prompt, nothing streaming under it."""
+    return screen.rstrip().splitlines()[-1].strip() == ">"
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_the_repl_on_b_attaches_to_a_session_of_a_and_runs_a_line_there(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    model.add(
+        Reply(content="an answer given on A"),
+        Reply(tool_calls=[tool_call("propose_edit", path="calc.py", old=BUGGY, new=FIXED)]),
+        Reply(content="a line typed on B, answered on A"),
+        Reply(content="another task from A itself"),
+    )
+    a = start(team, model, hub_url, "a", approvers=["b-person"])
+    (a.workspace / "calc.py").write_text(BUGGY)
+    b = start(team, model, hub_url, "b")
+    sid = a_session(a, hub_url)["session"]
+    with EventCopier(a.socket, hub_url, sid) as copier:
+        copied(copier, len(run_on(a, sid, "a first task")))
+        term = Terminal(b, b.workspace, "b", "attach", sid.rsplit("-", 1)[-1])  # type: ignore[arg-type]
+        try:
+            term.wait_for(f"attached to session {sid}")
+            term.wait_for("an answer given on A")  # the replay
+            term.type("fix it from B")
+            term.wait_for("Apply this change?")  # A's question, asked on B
+            term.type("y")
+            term.wait_for("a line typed on B, answered on A")
+            assert (a.workspace / "calc.py").read_text() == FIXED
+            run_on(a, sid, "a task on A")
+            term.wait_for("another task from A itself")  # the live stream
+            term.wait_until(lambda: at_rest(term.text()), "the prompt, the turn over")
+            term.keys("C-d")
+            assert term.exit_status() == 0
+        finally:
+            term.close()
+    assert "fix it from B" in str(model.requests[1]["messages"])
+
+
+def test_a_turn_on_a_is_cancelled_from_b(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    model.add(Reply(content="too late", delay=30))
+    a = start(team, model, hub_url, "a")
+    b = start(team, model, hub_url, "b")
+    sid = a_session(a, hub_url)["session"]
+    with a.client("a-watch") as on_a, b.client() as on_b:
+        on_a.request("session.attach", {"session": sid})
+        on_a.request("session.submit", {"session": sid, "text": "take your time"})
+        wait_for_event(on_a, "turn.started")
+        assert on_b.request("session.cancel", {"session": sid}) == {"cancelled": True}
+        finished = wait_for_event(on_a, "turn.finished")
+    assert finished["data"]["exit_code"] != 0
+
+
+def test_with_the_hubs_own_mirror_b_follows_and_answers_a(
+    team: Machines, model: FakeModelServer, hub_url: str
+) -> None:
+    """End to end: A's own mirror writes its rows (no stand-in); B follows, submits, answers."""
+    pytest.importorskip("coding_harness.daemon.team.mirror")
+    model.add(Reply(content="first answer"))
+    a = start(team, model, hub_url, "a", approvers=["b-person"])
+    b = start(team, model, hub_url, "b")
+    with a.client("maker") as conn:
+        sid = conn.request("session.create", {"cwd": str(a.workspace)})["session"]
+    first = run_on(a, sid, "first task")
+    with b.client("harness-repl") as on_b:
+
+        def attached() -> dict[str, Any] | None:
+            try:
+                answer = on_b.request("session.attach", {"session": sid, "since_seq": 0})
+            except errors.SessionNotFound:
+                return None
+            return answer if answer["last_seq"] >= first[-1]["seq"] else None
+
+        waiting.wait_for(attached, "A's session and its first turn in the hub", within=20)
+        _ask_for_an_edit(model, a)
+        on_b.request("session.submit", {"session": sid, "text": "fix calc.py"})
+        asked = wait_for_event(on_b, "approval.requested")["data"]["request"]
+        on_b.request("approval.respond", {"session": sid, "request": asked, "decision": "yes"})
+        resolved = wait_for_event(on_b, "approval.resolved")
+        finished = wait_for_event(on_b, "turn.finished")
+    assert resolved["data"]["answered_by"] == "b-person"
+    assert finished["data"]["exit_code"] == 0
+    assert (a.workspace / "calc.py").read_text() == FIXED
