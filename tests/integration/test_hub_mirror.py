@@ -7,6 +7,7 @@ from A's SQLite file). A daemon without a hub writes nothing anywhere.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -131,8 +132,6 @@ def _same_rows(machine: Machine, postgres: PostgresServer, hub_url: str, session
     hub_events = hub_rows(
         postgres, hub_url, f"SELECT seq, kind, md5(data) FROM events {where} ORDER BY seq"
     )
-    import hashlib
-
     assert [[str(s), k, hashlib.md5(d.encode()).hexdigest()] for s, k, d in local_events] == (
         hub_events
     )
@@ -153,7 +152,8 @@ def _same_rows(machine: Machine, postgres: PostgresServer, hub_url: str, session
         f"SELECT id, kind, path, decision, client, answered_by FROM approvals {where}",
     )
     assert len(local_approvals) == 1
-    assert [[str(v) for v in row] + [row[4]] for row in local_approvals] == hub_approvals
+    # Who answered is the person (the approval.resolved event's answered_by), not the client.
+    assert [[str(v) for v in row] + [machine.person] for row in local_approvals] == hub_approvals
     usage_sql = "SELECT turn, provider, model, prompt_tokens, completion_tokens FROM usage"
     local_usage = local_rows(machine, f"{usage_sql} WHERE session_id = ? ORDER BY at", session)
     hub_usage = hub_rows(postgres, hub_url, f"{usage_sql} {where} ORDER BY at")
