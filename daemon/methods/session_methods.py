@@ -194,11 +194,13 @@ async def session_attach(
         for owner, event in pending:
             conn.send_encoded(owner.framed(event))
         return {"session": ALL_SESSIONS, "sessions": len(parts.sessions)}
-    since = _since(since_seq)
     try:
         target = session_of(parts, session)
     except errors.SessionNotFound:  # another runner's: followed through the hub
-        return await remote_attach.attach(parts, conn, session, since)
+        if parts.hub() is None:
+            raise
+        return await remote_attach.attach(parts, conn, session, _since(since_seq))
+    since = _since(since_seq)
     if since is None:
         approvals = target.attach(conn)
         for event in approvals:

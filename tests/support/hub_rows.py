@@ -1,27 +1,18 @@
-"""A stand-in for the hub's mirror in tests: a session's rows written as a runner's would be.
+"""A runner that is not there, in tests: its session's rows written as its mirror would.
 
 `put_session` writes a `sessions` row; `put_events` writes `events` rows (the
 data as JSON text) and, unless told to keep quiet, `pg_notify('hub_events',
-'SESSION:LASTSEQ')` after the batch, the shape the mirror writes.
-`EventCopier` follows a session on a machine's own daemon (a real client,
-`session.attach` with `since_seq`) and writes each event it hears into the hub,
-so tests of following, the inbox and approvals can run before the mirror
-exists; `quiet` makes it write rows without notifying.
+'SESSION:LASTSEQ')` after the batch, the shape the mirror writes; quiet, a
+follower must find them without being told.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
 import time
-from pathlib import Path
 from typing import Any
 
 import psycopg
-
-from coding_harness.protocol.client import Connection
-from tests.support.processes import client
 
 
 def put_session(url: str, session: dict[str, Any], *, runner: str, person: str) -> None:
@@ -61,43 +52,3 @@ def put_events(
         db.execute("UPDATE sessions SET last_seq = %s WHERE id = %s", (last, session_id))
         if not quiet:
             db.execute("SELECT pg_notify('hub_events', %s)", (f"{session_id}:{last}",))
-
-
-class EventCopier:
-    """Copies a session's events from its daemon into the hub as they come."""
-
-    def __init__(self, socket: Path, url: str, session_id: str) -> None:
-        self.socket, self.url, self.session_id = socket, url, session_id
-        self.quiet = False
-        self.copied = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> EventCopier:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10)
-
-    def __enter__(self) -> EventCopier:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _run(self) -> None:
-        conn: Connection = client(self.socket, "hub-copier", approvals=False)
-        with contextlib.closing(conn), psycopg.connect(self.url, autocommit=True) as db:
-            conn.request("session.attach", {"session": self.session_id, "since_seq": 0})
-            while not self._stop.is_set():
-                batch: list[dict[str, Any]] = []
-                note = conn.next_notification(timeout=0.1)
-                while note is not None:
-                    params = note.get("params") or {}
-                    if note.get("method") == "event" and params.get("session") == self.session_id:
-                        batch.append(params)
-                    note = conn.next_notification(timeout=0) if conn.has_buffered() else None
-                put_events(db, self.session_id, batch, quiet=self.quiet)
-                self.copied += len(batch)
