@@ -97,7 +97,8 @@ def rpc_exit_code(exc: RpcError) -> int:
 
     if isinstance(exc, errors.InvalidParams | errors.InvalidRequest | errors.SessionNotFound):
         return exit_codes.BAD_ARGUMENTS
-    if isinstance(exc, errors.ServerBusy | errors.ShuttingDown | errors.UnsupportedProtocol):
+    unavailable = errors.ServerBusy | errors.ShuttingDown | errors.UnsupportedProtocol
+    if isinstance(exc, unavailable | errors.HubUnavailable):
         return exit_codes.DAEMON_UNREACHABLE
     return exit_codes.MODEL_ERROR
 

@@ -119,6 +119,13 @@ class WorktreeFailed(RpcError):
     default_message = "The worktree operation failed"
 
 
+class HubUnavailable(RpcError):
+    """The team hub, or the runner of a session through it, cannot be reached now."""
+
+    code = -32021
+    default_message = "The team hub cannot be reached"
+
+
 _BY_CODE: dict[int, type[RpcError]] = {
     cls.code: cls
     for cls in (
@@ -139,6 +146,7 @@ _BY_CODE: dict[int, type[RpcError]] = {
         ServerOverloaded,
         ShuttingDown,
         WorktreeFailed,
+        HubUnavailable,
     )
 }
 

@@ -9,7 +9,7 @@ active first (at most `limit`, default 200), each with `session`, `short_id`,
 it wrote). `now` is the hub's clock, so ages read the same on every machine.
 
 A daemon without a hub answers -32600 with `data: {hub: "none"}`; a hub that
-cannot be reached, -32603 with `data: {hub: "unreachable"}` and the reason.
+cannot be reached, -32021 (`HubUnavailable`) with `data: {hub: "unreachable"}` and the reason.
 psycopg and the team modules load only when a hub is configured.
 """
 
@@ -53,7 +53,7 @@ async def hub_sessions(parts: MethodParts, conn: Connection, limit: Any = None) 
             sessions = await (await db.execute(_SESSIONS, (count,))).fetchall()
             runners = await (await db.execute(_RUNNERS)).fetchall()
     except HubUnreachable as exc:
-        raise errors.InternalError(str(exc), data={"hub": "unreachable"}) from None
+        raise errors.HubUnavailable(str(exc), data={"hub": "unreachable"}) from None
     now = float(clock[0]) if clock else 0.0
     return {
         "hub": hub.settings.name,

@@ -11,7 +11,7 @@ its patch) and the hub's clock `now`. `queue.cancel {task}`: `{task, state}`,
 stop it; a finished task is refused.
 
 A daemon without a hub answers -32600 with `data: {hub: "none"}`; a hub that
-cannot be reached, -32603 with `data: {hub: "unreachable"}` (the client exits
+cannot be reached, -32021 (`HubUnavailable`) with `data: {hub: "unreachable"}` (the client exits
 5 and 4). The team modules, and psycopg with them, load only on a first call.
 """
 
@@ -48,7 +48,7 @@ def _hub(parts: MethodParts) -> HubRunner:
 
 
 def _away(message: str) -> errors.RpcError:
-    return errors.InternalError(message, data={"hub": "unreachable"})
+    return errors.HubUnavailable(message, data={"hub": "unreachable"})
 
 
 async def queue_submit(

@@ -93,11 +93,11 @@ async def _send(
     try:
         return await send(hub, to=found.runner, session_id=found.id, kind=kind, body=body)
     except NotDelivered as exc:
-        raise errors.ServerBusy(
+        raise errors.HubUnavailable(
             f"{elsewhere(found)}; {exc}: is its daemon running? `harness sessions --hub` shows it"
         ) from None
     except HubUnreachable as exc:
-        raise errors.ServerBusy(f"{elsewhere(found)}, not reached: {exc}") from None
+        raise errors.HubUnavailable(f"{elsewhere(found)}, not reached: {exc}") from None
 
 
 async def submit(

@@ -141,7 +141,9 @@ def test_people_answer_approvals_only_an_approver_of_the_runner_is_heard(
     with a.client("a-watch") as on_a:
         on_a.request("session.attach", {"session": sid})
         on_a.request("session.submit", {"session": sid, "text": "fix calc.py"})
-        asked = wait_for_event(on_a, "approval.requested")["data"]["request"]
+        question = wait_for_event(on_a, "approval.requested")
+        asked = question["data"]["request"]
+        in_hub(hub_url, sid, [question])  # A's mirror wrote it (within ~20 ms)
         with b.client("harness-repl") as stranger:
             attached = stranger.request("session.attach", {"session": sid})
             assert attached["waiting_for"]["request"] == asked
