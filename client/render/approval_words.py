@@ -4,7 +4,8 @@
 (`c11(harness-repl, pid 18170)`) and, from this version on, as fields (`by`:
 id, program name, pid). A terminal shows neither raw: `approved in another
 terminal (harness REPL, pid 18170)`, or just `approved` for an answer typed
-here. A turn's exit code becomes its outcome (`edit rejected`), never `exit
+here; an answer from another machine of the team hub: `approved by bob@desk
+on desk, through the hub`. A turn's exit code becomes its outcome (`edit rejected`), never `exit
 code 3`. The JSON output formats keep the machine fields; this is text only.
 """
 
@@ -64,6 +65,8 @@ def resolved_text(data: dict[str, Any], *, mine: bool) -> str:
     if mine:
         return word
     by = data.get("by")
+    if isinstance(by, dict) and str(by.get("id", "")).startswith("hub-"):
+        return f"{word} by {field(str(by.get('name') or ''))}, through the hub"
     if isinstance(by, dict):
         name, pid = program_name(by.get("name")), by.get("pid")
         where = "the editor" if name.startswith("harness acp") else "another terminal"

@@ -45,7 +45,14 @@ def print_banner(style: Style, conn: Connection, session: dict[str, Any], attach
         style.line(window, "dim")
     style.line(KEYS, "dim")
     if attached:
-        style.line(f"attached to session {session['session']}", "dim")
+        style.line(f"attached to session {session['session']}{_elsewhere(session)}", "dim")
+
+
+def _elsewhere(session: dict[str, Any]) -> str:
+    """For a session another runner of the hub holds: where it runs, and who is there."""
+    if not session.get("remote"):
+        return ""
+    return f" on runner {session.get('runner')} ({session.get('person')}), through the hub"
 
 
 def print_messages(style: Style, conn: Connection, sid: str) -> None:

@@ -260,7 +260,7 @@ def test_the_repl_on_b_attaches_to_a_session_of_a_and_runs_a_line_there(
     in_hub(hub_url, sid, run_on(a, sid, "a first task"))
     term = Terminal(b, b.workspace, "b", "attach", sid.rsplit("-", 1)[-1])  # type: ignore[arg-type]
     try:
-        term.wait_for(f"attached to session {sid}")
+        term.wait_for(f"attached to session {sid} on runner a (a-person), through the hub")
         term.wait_for("an answer given on A")  # the replay
         term.type("fix it from B")
         term.wait_for("Apply this change?")  # A's question, asked on B
