@@ -56,6 +56,8 @@ AREAS: tuple[dict[str, Handler], ...] = (
 )
 DETACHED = (
     context_methods.DETACHED
+    | hub_methods.DETACHED
+    | queue_methods.DETACHED
     | mcp_methods.DETACHED
     | model_methods.DETACHED
     | window_methods.DETACHED

@@ -100,3 +100,6 @@ def _limit(value: Any) -> int:
 
 
 HANDLERS: dict[str, Handler] = {m.HUB_SESSIONS: hub_sessions}
+# Waits on the hub's database (up to the pool's 5 s when it is away): the connection
+# goes on answering meanwhile.
+DETACHED = frozenset({m.HUB_SESSIONS})

@@ -172,3 +172,5 @@ HANDLERS: dict[str, Handler] = {
     m.QUEUE_LIST: queue_list,
     m.QUEUE_CANCEL: queue_cancel,
 }
+# Each waits on the hub's database: the connection goes on answering meanwhile.
+DETACHED = frozenset(HANDLERS)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+from coding_harness.protocol import errors
 from tests.support.fake_model_server import FakeModelServer
 from tests.support.hub_machines import Machines
 from tests.support.postgres import PostgresServer
@@ -67,10 +70,13 @@ def test_a_daemon_started_before_its_hub_joins_once_the_hub_is_up(
         doctor = run_harness(["doctor"], env=desk.env, cwd=desk.workspace)
         assert "hub team-test: not reached" in doctor.stdout
         assert doctor.returncode != 0
-        # The daemon serves on without its hub.
+        # The daemon serves on without its hub, on the very connection that waits for it.
         conn = desk.client()
         try:
-            assert conn.request("session.list", {})["sessions"] == []
+            asking = conn.send_request("hub.sessions", {})
+            assert conn.request("session.list", {}, timeout=3)["sessions"] == []
+            with pytest.raises(errors.HubUnavailable, match="hub team-test"):
+                conn.response(asking, timeout=15)
         finally:
             conn.close()
     finally:

@@ -68,12 +68,16 @@ def test_every_method_is_served_and_only_the_long_waits_are_detached(rig: Rig) -
     table = build_methods(rig.parts)
     assert table.names() == sorted(SERVED)
     # A compaction (a model call), an MCP restart (a server start), a model listing (a
-    # model server's answer) and the window's look-up may take long.
+    # model server's answer), the window's look-up and the team hub's database may take long.
     assert table.detached == {
         m.SESSION_COMPACT,
         m.MCP_RESTART,
         m.MODEL_LIST,
         m.PROVIDER_WINDOW,
+        m.HUB_SESSIONS,
+        m.QUEUE_SUBMIT,
+        m.QUEUE_LIST,
+        m.QUEUE_CANCEL,
     }
 
 
