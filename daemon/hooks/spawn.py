@@ -24,6 +24,7 @@ from pathlib import Path
 from coding_harness.daemon.tools.shell.containment import CommandKeeper, command_keeper
 from coding_harness.daemon.tools.shell.process import (
     OutputCapture,
+    release,
     signal_group,
     start_pump,
     supervise,
@@ -122,6 +123,7 @@ async def _collect(
             task.cancel()
             transport.close()
         signal_group(proc, signal.SIGKILL)
+        release(proc)
     code = proc.returncode
     return HookProcess(
         exit_code=None if timed_out or code is None or code < 0 else code,

@@ -35,7 +35,7 @@ from pathlib import Path
 from coding_harness.daemon.config.notify_settings import NotifySettings
 from coding_harness.daemon.sessions.activity import FinishedTurn
 from coding_harness.daemon.tools.shell.containment import command_keeper
-from coding_harness.daemon.tools.shell.process import shorten, tool_environment
+from coding_harness.daemon.tools.shell.process import release, shorten, tool_environment
 
 log = logging.getLogger(__name__)
 
@@ -245,3 +245,4 @@ async def _kill(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(proc.wait(), SEND_LIMIT)
+    release(proc)

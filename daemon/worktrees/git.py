@@ -21,8 +21,10 @@ asyncio with a time limit; a git that is missing, or slow past the limit, is a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,14 +110,30 @@ async def git(cwd: Path, *args: str, seconds: float = GIT_SECONDS) -> GitResult:
     try:
         out, err = await asyncio.wait_for(process.communicate(), seconds)
     except TimeoutError:
-        process.kill()
-        await process.wait()
+        _stop(process)
+        await asyncio.wait_for(process.wait(), seconds)
         raise GitFailed(f"git {args[0]} took over {seconds:.0f} s in {cwd}; stopped") from None
+    finally:
+        _close_when_exited(process)
     return GitResult(
         code=process.returncode or 0,
         out=out.decode("utf-8", "replace"),
         err=err.decode("utf-8", "replace"),
     )
+
+
+def _stop(process: asyncio.subprocess.Process) -> None:
+    """Kill git and what it started (a transport helper, ssh): they hold its pipes."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _close_when_exited(process: asyncio.subprocess.Process) -> None:
+    """Close the exited process's transport now, not a loop iteration later (which a
+    loop that stops at once never runs: a ResourceWarning at the next collection)."""
+    transport = getattr(process, "_transport", None)
+    if process.returncode is not None and transport is not None:
+        transport.close()
 
 
 async def git_ok(cwd: Path, *args: str) -> str:

@@ -176,6 +176,7 @@ async def _run_command(
     finally:
         pump.cancel()
         transport.close()
+        release(proc)
     code = proc.returncode
     exit_code = None if timed_out or code is None or code < 0 else code
     return ProcessResult(exit_code=exit_code, output=capture.text(), timed_out=timed_out)
@@ -250,6 +251,15 @@ async def _stop_group(proc: asyncio.subprocess.Process, exited: Awaitable[int]) 
     await settle(exited, _TERM_GRACE)
     signal_group(proc, signal.SIGKILL)
     await settle(exited, _REAP_LIMIT)
+
+
+def release(proc: asyncio.subprocess.Process) -> None:
+    """Close an exited program's transport now. asyncio closes it one loop iteration
+    after the exit is seen, which a loop that stops at once (a one-off `asyncio.run`)
+    never runs, leaving a ResourceWarning for whatever runs at the next collection."""
+    transport = getattr(proc, "_transport", None)
+    if proc.returncode is not None and transport is not None:
+        transport.close()
 
 
 def signal_group(proc: asyncio.subprocess.Process, signum: int) -> None:
