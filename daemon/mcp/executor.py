@@ -19,7 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from coding_harness.daemon.agent.seams import ApprovalRequest, JSONObject, ToolCall, ToolExecutor
+from coding_harness.daemon.agent.seams import (
+    ApprovalRequest,
+    FailedResult,
+    JSONObject,
+    ToolCall,
+    ToolExecutor,
+)
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
 from coding_harness.daemon.mcp.states import CallFailed
 from coding_harness.daemon.tools.context import ToolContext
@@ -99,7 +105,9 @@ class McpTools:
         except CallFailed as exc:
             server = offered.spec.name
             return f"Error: the MCP tool '{offered.name}' (server '{server}') failed: {exc}."
-        return framed(offered.name, offered.spec.name, result_text(offered.name, result))
+        shown = framed(offered.name, offered.spec.name, result_text(offered.name, result))
+        # The server's own "this call failed": the model reads the text, clients the flag.
+        return FailedResult(shown) if result.is_error else shown
 
     async def _ask(self, offered: OfferedTool, arguments: dict[str, Any]) -> str | None:
         """None when the call may go ahead, else the tool result saying why not."""

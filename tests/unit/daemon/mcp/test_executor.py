@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 import mcp_types as types
 import pytest
 
-from coding_harness.daemon.agent.seams import JSONObject, ToolCall
+from coding_harness.daemon.agent.seams import JSONObject, ToolCall, is_failed
 from coding_harness.daemon.config.mcp_settings import McpServerSpec
 from coding_harness.daemon.mcp.executor import McpTools, OfferedTool
 from coding_harness.daemon.mcp.results import framed
@@ -36,6 +36,7 @@ class StubLink:
 
     spec: McpServerSpec
     answer: str = "the answer"
+    is_error: bool = False  # the server's own "this call failed" (`isError`)
     failure: CallFailed | None = None
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
@@ -45,7 +46,8 @@ class StubLink:
         self.calls.append((tool, arguments))
         if self.failure is not None:
             raise self.failure
-        return types.CallToolResult(content=[types.TextContent(type="text", text=self.answer)])
+        content = [types.TextContent(type="text", text=self.answer)]
+        return types.CallToolResult(content=content, is_error=self.is_error)
 
 
 class StubInner:
@@ -224,6 +226,16 @@ def test_a_failed_call_is_a_result_naming_the_server(tmp_path: Path) -> None:
     link.failure = CallFailed("no answer within 60 s")
     result = call(tools, LOOKUP, {"q": "1"})
     assert result == f"Error: the MCP tool '{LOOKUP}' (server 's') failed: no answer within 60 s."
+
+
+def test_a_result_the_server_marks_as_an_error_is_a_failed_call(tmp_path: Path) -> None:
+    tools, link, _ = setup(tmp_path, auto_approve=True)
+    link.answer, link.is_error = "zone 'Mars/Base' is unknown", True
+    said = call(tools, LOOKUP, {"q": "x"})
+    assert "zone 'Mars/Base' is unknown" in said
+    assert is_failed(said)  # the tool.result event says failed, whatever the wording
+    link.is_error = False
+    assert not is_failed(call(tools, LOOKUP, {"q": "x"}))
 
 
 def test_other_calls_go_to_the_turns_own_tools(tmp_path: Path) -> None:
